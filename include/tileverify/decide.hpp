@@ -1,0 +1,110 @@
+// tileverify/decide.hpp — deciding whether two real expressions are equal.
+//
+// Contract: decide_equal(ctx, a, b) answers
+//   Proved   — a and b are the same function over the reals, for all inputs.
+//              Only ever from an exact argument: equal exp-polynomial normal
+//              forms (exact rational coefficients), or an SMT proof (Z3) of one
+//              case of a max/min/select case split. Never from sampling.
+//   Refuted  — with a counterexample: input values on which both sides were
+//              evaluated (MPFR, 256 bits) and differ.
+//   Unknown  — with a reason: a limit was hit, or neither a proof nor a
+//              confirmed counterexample was found.
+//
+// The procedure follows VOLTA (Appendix A): identities Σ p_i(x)·e^{h_i(x)} = 0
+// are decided by normalizing every exponent with exp(h) = e^{h(0)}·exp(h−h(0))
+// and comparing coefficients. Division is handled on rational functions whose
+// numerator and denominator are kept in a canonical scaled form, so equal
+// denominators (the Σe^{x_j−m} of every softmax row) are recognized without
+// cross-multiplying. max/min/select are first treated as opaque atoms; if that
+// does not prove the identity, the decider splits on which argument wins,
+// with Z3 pruning infeasible cases.
+//
+// Modelling decisions (see docs/decide.md): 2^y = exp(y·ln2), and the float
+// constants nvcc uses for log2(e) and ln(2) (the known_constants() table) are
+// read as the real numbers 1/ln2 and ln2 when they scale an exponent.
+#pragma once
+
+#include "tileverify/expr.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tileverify {
+
+struct DecideLimits {
+  std::size_t max_terms = 2'000'000;   // terms in any one normal form (or product)
+  std::size_t max_case_splits = 4096;  // leaves of one max/min/select case split
+  double timeout_seconds = 60;         // wall clock per decision
+  int max_power = 64;                  // largest |k| of x^k that is expanded
+  unsigned witness_attempts = 40;      // random points tried to confirm a refutation
+  unsigned z3_timeout_ms = 5000;       // per Z3 query
+  std::uint64_t seed = 0x7113;         // for the random points; decisions are reproducible
+};
+
+enum class Verdict { Proved, Refuted, Unknown };
+const char* verdict_name(Verdict v);
+
+struct Counterexample {
+  Assignment inputs;      // a value for every input symbol of both sides
+  std::string lhs_value;  // both sides at `inputs`, 30 significant digits
+  std::string rhs_value;
+  double lhs = 0, rhs = 0;
+};
+
+struct DecideStats {
+  std::size_t peak_terms = 0;  // largest normal form built
+  std::size_t cases = 0;       // case-split leaves examined
+  double seconds = 0;
+};
+
+struct Decision {
+  Verdict verdict = Verdict::Unknown;
+  Counterexample counterexample;  // set when Refuted
+  std::string reason;             // why Unknown; how it was Proved or Refuted
+  DecideStats stats;
+  bool proved() const { return verdict == Verdict::Proved; }
+  bool refuted() const { return verdict == Verdict::Refuted; }
+  bool unknown() const { return verdict == Verdict::Unknown; }
+};
+
+// Decides a == b over the reals.
+Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits& limits = {});
+
+// Decides many pairs, in parallel over a thread pool (threads == 0: one per
+// hardware thread). Each worker keeps the normal forms of shared
+// subexpressions, so pairs that share a denominator pay for it once per worker.
+// The context must not be modified while this runs.
+std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
+                                 const DecideLimits& limits = {}, unsigned threads = 0);
+
+// A decider that remembers normal forms across calls: decide all outputs of a
+// kernel pair with one Decider and the shared subexpressions (running maxes,
+// softmax denominators) are normalized once. Not thread-safe; use one per thread.
+class Decider {
+ public:
+  explicit Decider(const ExprContext& ctx, const DecideLimits& limits = {});
+  ~Decider();
+  Decider(Decider&&) noexcept;
+  Decider& operator=(Decider&&) noexcept;
+  Decision decide(Expr a, Expr b);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Float constants that are read as exact reals inside exponents (documented in
+// docs/decide.md): `value` is the exact value of the float, `meaning` is what it
+// stands for ("1/ln2" or "ln2"), `origin` where compilers emit it.
+struct KnownConstant {
+  std::string name;
+  Rational value;
+  std::string meaning;
+  std::string origin;
+};
+const std::vector<KnownConstant>& known_constants();
+
+}  // namespace tileverify

@@ -1,0 +1,187 @@
+// tileverify/expr.hpp — interned expressions over the reals.
+//
+// Contract: an ExprContext owns an arena of hash-consed expression nodes; an
+// Expr is a 32-bit handle into it. Structurally equal expressions built in the
+// same context get the same handle. Constructors canonicalize cheaply (they
+// flatten nested sums/products/max/min, sort operands by handle, fold
+// constants, and drop neutral elements) so that many trivially equal
+// expressions already share one node; deciding real equality in general is the
+// job of tileverify/decide.hpp, not of these constructors.
+//
+// Values are reals (floating-point rounding is not modelled), extended with
+// -inf/+inf only where kernels use them as identities (max(-inf, x) = x,
+// exp(-inf) = 0, -inf + x = -inf).
+//
+// Threading: building expressions mutates the context and is not thread-safe.
+// Reading (op, children, printing, evaluation) is safe from many threads as
+// long as nobody builds at the same time.
+#pragma once
+
+#include "tileverify/rational.hpp"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace tileverify {
+
+enum class Op : std::uint8_t {
+  Const,   // a rational constant
+  NegInf,  // -infinity (the identity of max)
+  PosInf,  // +infinity (the identity of min)
+  Named,   // a named transcendental constant; today only "ln2"
+  Symbol,  // an input element: tensor name + flat element index
+  Add,     // n-ary sum
+  Mul,     // n-ary product
+  Pow,     // integer power; negative powers are division
+  Exp,     // e^x
+  Max,     // n-ary maximum
+  Min,     // n-ary minimum
+  Select,  // (a cmp b) ? t : f, children [a, b, t, f]
+  Func,    // a named opaque function (log, sqrt, tanh, erf, ...), an uninterpreted atom
+};
+
+enum class Cmp : std::uint8_t { LT, LE, GT, GE, EQ, NE };
+const char* cmp_symbol(Cmp c);
+
+struct Expr {
+  std::uint32_t id = UINT32_MAX;
+  bool valid() const { return id != UINT32_MAX; }
+  friend bool operator==(Expr a, Expr b) { return a.id == b.id; }
+  friend bool operator!=(Expr a, Expr b) { return a.id != b.id; }
+  friend bool operator<(Expr a, Expr b) { return a.id < b.id; }
+};
+
+// A read-only view of an expression's operands.
+class ExprRange {
+ public:
+  ExprRange(const std::uint32_t* p, std::size_t n) : p_(p), n_(n) {}
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  Expr operator[](std::size_t i) const { return Expr{p_[i]}; }
+  struct iterator {
+    const std::uint32_t* p;
+    Expr operator*() const { return Expr{*p}; }
+    iterator& operator++() {
+      ++p;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return p != o.p; }
+    bool operator==(const iterator& o) const { return p == o.p; }
+  };
+  iterator begin() const { return {p_}; }
+  iterator end() const { return {p_ + n_}; }
+
+ private:
+  const std::uint32_t* p_;
+  std::size_t n_;
+};
+
+// Values for input symbols, e.g. a counterexample.
+struct Assignment {
+  std::vector<std::pair<Expr, Rational>> values;  // (symbol, value)
+};
+
+class ExprContext {
+ public:
+  ExprContext();
+  ExprContext(const ExprContext&) = delete;
+  ExprContext& operator=(const ExprContext&) = delete;
+  ExprContext(ExprContext&&) = default;
+  ExprContext& operator=(ExprContext&&) = default;
+
+  // ---- leaves ----
+  Expr constant(const Rational& v);
+  Expr constant(std::int64_t v) { return constant(Rational(v)); }
+  Expr zero() { return constant(Rational(0)); }
+  Expr one() { return constant(Rational(1)); }
+  Expr neg_inf();
+  Expr pos_inf();
+  Expr ln2();  // the real number ln 2
+  // The element `index` (row-major, flat) of input tensor `tensor`.
+  Expr symbol(const std::string& tensor, std::uint32_t index);
+
+  // ---- operations (canonicalizing) ----
+  Expr add(Expr a, Expr b);
+  Expr add(const std::vector<Expr>& terms);
+  Expr sub(Expr a, Expr b);
+  Expr neg(Expr a);
+  Expr mul(Expr a, Expr b);
+  Expr mul(const std::vector<Expr>& factors);
+  Expr div(Expr a, Expr b);
+  Expr pow(Expr base, std::int32_t k);
+  Expr exp(Expr a);
+  Expr ex2(Expr a);  // 2^a = exp(a * ln2)
+  Expr max(Expr a, Expr b);
+  Expr max(const std::vector<Expr>& args);
+  Expr min(Expr a, Expr b);
+  Expr min(const std::vector<Expr>& args);
+  Expr select(Cmp cmp, Expr a, Expr b, Expr if_true, Expr if_false);
+  Expr func(const std::string& name, const std::vector<Expr>& args);
+
+  // ---- inspection ----
+  std::size_t size() const { return nodes_.size(); }
+  Op op(Expr e) const { return nodes_[e.id].op; }
+  ExprRange children(Expr e) const;
+  const Rational& constant_value(Expr e) const;  // op == Const
+  bool is_constant(Expr e) const { return op(e) == Op::Const; }
+  const std::string& symbol_tensor(Expr e) const;  // op == Symbol
+  std::uint32_t symbol_index(Expr e) const;        // op == Symbol
+  std::int32_t pow_exponent(Expr e) const;         // op == Pow
+  Cmp select_cmp(Expr e) const;                    // op == Select
+  const std::string& name(Expr e) const;           // op == Func or Named
+  // How many distinct nodes use `e` as an operand (over the whole context).
+  std::uint32_t parent_count(Expr e) const { return parents_[e.id]; }
+  std::size_t hash(Expr e) const { return hashes_[e.id]; }
+
+  // Sums, products, max and min flatten nested operands of their own kind only
+  // while those have at most this many operands: it keeps construction linear
+  // for long accumulation chains (sum += a[i]) at the cost of some nesting.
+  void set_flatten_limit(std::size_t n) { flatten_limit_ = n; }
+  std::size_t flatten_limit() const { return flatten_limit_; }
+
+  // Readable infix, e.g. "exp(x[0] - max(x[0], x[1]))". Output longer than
+  // max_chars is cut and ends in "...".
+  std::string to_string(Expr e, std::size_t max_chars = 4096) const;
+
+  // All distinct Symbol nodes reachable from the given roots, in handle order.
+  std::vector<Expr> symbols_of(const std::vector<Expr>& roots) const;
+
+ private:
+  struct Node {
+    Op op;
+    std::uint8_t aux;    // Select: Cmp
+    std::uint32_t n;     // operand count
+    std::uint32_t a;     // operand offset | constant index | name index
+    std::uint32_t b;     // Symbol: element index; Pow: exponent; Func: name index
+  };
+  Expr intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
+              std::uint32_t b);
+  std::uint32_t name_id(const std::string& s);
+  Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
+  Expr max_min(Op op, const std::vector<Expr>& args);
+  bool memo_get(Op op, Expr a, Expr b, Expr* out) const;
+  void memo_put(Op op, Expr a, Expr b, Expr r);
+
+  std::vector<Node> nodes_;
+  std::vector<std::size_t> hashes_;
+  std::vector<std::uint32_t> parents_;
+  std::vector<std::uint32_t> kids_;
+  std::vector<Rational> constants_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::vector<std::uint32_t> table_;  // open addressing over node ids; UINT32_MAX = empty
+  std::unordered_map<std::uint64_t, std::uint32_t> binary_memo_[4];  // add, mul, max, min: (a, b) -> result
+  std::size_t flatten_limit_ = 64;
+  Expr neg_inf_, pos_inf_, zero_, one_, ln2_;
+};
+
+// Evaluates `e` in long double, with every reachable symbol taking its value
+// from `values` (a missing symbol is a programmer error: std::out_of_range).
+// Meant for quick checks and tests; the decider confirms counterexamples with
+// MPFR at much higher precision.
+long double evaluate(const ExprContext& ctx, Expr e, const Assignment& values);
+
+}  // namespace tileverify

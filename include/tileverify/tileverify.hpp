@@ -1,0 +1,10 @@
+// tileverify/tileverify.hpp — everything public, in one include.
+#pragma once
+
+#include "tileverify/decide.hpp"
+#include "tileverify/expr.hpp"
+#include "tileverify/rational.hpp"
+
+namespace tileverify {
+constexpr const char* version = "0.1.0";
+}

@@ -1,0 +1,712 @@
+// Arithmetic on exp-polynomial normal forms.
+#include "normal_form.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tileverify::detail {
+
+namespace {
+
+constexpr std::uint32_t kEmpty = UINT32_MAX;
+
+inline std::size_t mix(std::size_t h, std::size_t v) {
+  return h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
+}
+inline std::size_t hash_item(const MonoEntry& e) { return mix(e.atom * 0x100000001B3ull, std::uint32_t(e.power)); }
+inline std::size_t hash_item(const PolyEntry& e) { return mix(e.mono * 0x100000001B3ull, e.coef); }
+
+inline std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) { return std::uint64_t(a) << 32 | b; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- tables
+
+CoefTable::CoefTable() {
+  intern(Rational(0));
+  intern(Rational(1));
+}
+
+CoefId CoefTable::intern(const Rational& v) {
+  auto it = ids_.find(v);
+  if (it != ids_.end()) return it->second;
+  CoefId id = CoefId(values_.size());
+  values_.push_back(v);
+  ids_.emplace(v, id);
+  return id;
+}
+
+template <class T>
+SeqInterner<T>::SeqInterner() : offset_{0}, table_(1024, kEmpty) {
+  intern(nullptr, 0);  // id 0: the empty sequence
+}
+
+template <class T>
+std::uint32_t SeqInterner<T>::intern(const T* p, std::size_t n) {
+  std::size_t h = 0xcbf29ce484222325ull ^ n;
+  for (std::size_t i = 0; i < n; ++i) h = mix(h, hash_item(p[i]));
+  std::size_t mask = table_.size() - 1, slot = h & mask;
+  while (table_[slot] != kEmpty) {
+    std::uint32_t id = table_[slot];
+    if (hash_[id] == h && size(id) == n && std::equal(p, p + n, data(id))) return id;
+    slot = (slot + 1) & mask;
+  }
+  std::uint32_t id = std::uint32_t(count());
+  store_.insert(store_.end(), p, p + n);
+  offset_.push_back(store_.size());
+  hash_.push_back(h);
+  table_[slot] = id;
+  if (count() * 2 > table_.size()) {
+    std::vector<std::uint32_t> bigger(table_.size() * 2, kEmpty);
+    std::size_t m = bigger.size() - 1;
+    for (std::uint32_t i = 0; i < count(); ++i) {
+      std::size_t s = hash_[i] & m;
+      while (bigger[s] != kEmpty) s = (s + 1) & m;
+      bigger[s] = i;
+    }
+    table_.swap(bigger);
+  }
+  return id;
+}
+
+template class SeqInterner<MonoEntry>;
+template class SeqInterner<PolyEntry>;
+
+// ---------------------------------------------------------------- setup
+
+Algebra::Algebra(const ExprContext& ctx, const DecideLimits& limits) : ctx_(ctx), limits_(limits) {
+  deadline = std::chrono::steady_clock::now() +
+             std::chrono::microseconds(std::int64_t(limits.timeout_seconds * 1e6));
+  for (const KnownConstant& k : known_constants()) {
+    if (k.meaning == "1/ln2") log2e_values_.push_back(k.value);
+    if (k.meaning == "ln2") ln2_values_.push_back(k.value);
+  }
+}
+
+void Algebra::check_deadline() {
+  if ((++deadline_tick_ & 255) != 0) return;
+  if (std::chrono::steady_clock::now() > deadline)
+    throw LimitHit{"time limit of " + std::to_string(limits_.timeout_seconds) + " s reached"};
+}
+
+void Algebra::note_terms(std::size_t n) {
+  if (n > peak_terms_) peak_terms_ = n;
+  if (n > limits_.max_terms)
+    throw LimitHit{"term limit reached: a normal form needs " + std::to_string(n) + " terms (max_terms = " +
+                   std::to_string(limits_.max_terms) + ")"};
+}
+
+bool Algebra::is_constant_atom(std::uint32_t atom) const { return ctx_.op(Expr{atom}) == Op::Named; }
+
+Term Algebra::atom_term(std::uint32_t atom) {
+  MonoEntry e{atom, 1};
+  Term t;
+  t.mono = monos_.intern(&e, 1);
+  if (ln2_atom_ == UINT32_MAX && ctx_.op(Expr{atom}) == Op::Named && ctx_.name(Expr{atom}) == "ln2") {
+    ln2_atom_ = atom;
+    ln2_mono_ = t.mono;
+  }
+  return t;
+}
+
+Term Algebra::constant_term(const Rational& v) {
+  Term t;
+  t.coef = v;
+  return t;
+}
+
+// ---------------------------------------------------------------- monomials and polynomials
+
+MonoId Algebra::mono_mul(MonoId a, MonoId b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  if (a > b) std::swap(a, b);
+  std::uint64_t key = pair_key(a, b);
+  auto it = mono_mul_memo_.find(key);
+  if (it != mono_mul_memo_.end()) return it->second;
+  const MonoEntry *pa = monos_.data(a), *pb = monos_.data(b);
+  std::size_t na = monos_.size(a), nb = monos_.size(b), i = 0, j = 0;
+  std::vector<MonoEntry> out;
+  out.reserve(na + nb);
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && pa[i].atom < pb[j].atom)) {
+      out.push_back(pa[i++]);
+    } else if (i == na || pb[j].atom < pa[i].atom) {
+      out.push_back(pb[j++]);
+    } else {
+      std::int64_t p = std::int64_t(pa[i].power) + pb[j].power;
+      if (p > 1000000 || p < -1000000) throw LimitHit{"monomial degree above 10^6"};
+      if (p != 0) out.push_back(MonoEntry{pa[i].atom, std::int32_t(p)});
+      ++i;
+      ++j;
+    }
+  }
+  MonoId r = monos_.intern(out.data(), out.size());
+  mono_mul_memo_.emplace(key, r);
+  return r;
+}
+
+MonoId Algebra::mono_inv(MonoId a) {
+  if (a == 0) return 0;
+  std::vector<MonoEntry> out(monos_.data(a), monos_.data(a) + monos_.size(a));
+  for (auto& e : out) e.power = -e.power;
+  return monos_.intern(out.data(), out.size());
+}
+
+PolyId Algebra::poly_add(PolyId a, PolyId b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  if (a > b) std::swap(a, b);
+  std::uint64_t key = pair_key(a, b);
+  auto it = poly_add_memo_.find(key);
+  if (it != poly_add_memo_.end()) return it->second;
+  const PolyEntry *pa = polys_.data(a), *pb = polys_.data(b);
+  std::size_t na = polys_.size(a), nb = polys_.size(b), i = 0, j = 0;
+  std::vector<PolyEntry> out;
+  out.reserve(na + nb);
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && pa[i].mono < pb[j].mono)) {
+      out.push_back(pa[i++]);
+    } else if (i == na || pb[j].mono < pa[i].mono) {
+      out.push_back(pb[j++]);
+    } else {
+      Rational s = coefs_.get(pa[i].coef) + coefs_.get(pb[j].coef);
+      if (!s.is_zero()) out.push_back(PolyEntry{pa[i].mono, coefs_.intern(s)});
+      ++i;
+      ++j;
+    }
+  }
+  PolyId r = polys_.intern(out.data(), out.size());
+  poly_add_memo_.emplace(key, r);
+  return r;
+}
+
+PolyId Algebra::poly_neg(PolyId a) {
+  if (a == 0) return 0;
+  auto it = poly_neg_memo_.find(a);
+  if (it != poly_neg_memo_.end()) return it->second;
+  std::vector<PolyEntry> out(polys_.data(a), polys_.data(a) + polys_.size(a));
+  for (auto& e : out) e.coef = coefs_.intern(-coefs_.get(e.coef));
+  PolyId r = polys_.intern(out.data(), out.size());
+  poly_neg_memo_.emplace(a, r);
+  poly_neg_memo_.emplace(r, a);
+  return r;
+}
+
+// Lexicographic order of exponent vectors, coordinates in atom-id order. Lex
+// order on Z^n is invariant under translation, so the leading term of t·S is
+// t times the leading term of S.
+int Algebra::mono_order(MonoId a, MonoId b) const {
+  if (a == b) return 0;
+  const MonoEntry *pa = monos_.data(a), *pb = monos_.data(b);
+  std::size_t na = monos_.size(a), nb = monos_.size(b), i = 0, j = 0;
+  while (i < na || j < nb) {
+    std::uint32_t atom;
+    std::int64_t x = 0, y = 0;
+    if (j == nb || (i < na && pa[i].atom < pb[j].atom)) {
+      atom = pa[i].atom;
+      x = pa[i++].power;
+    } else if (i == na || pb[j].atom < pa[i].atom) {
+      atom = pb[j].atom;
+      y = pb[j++].power;
+    } else {
+      atom = pa[i].atom;
+      x = pa[i++].power;
+      y = pb[j++].power;
+    }
+    (void)atom;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+int Algebra::poly_order(PolyId a, PolyId b) const {
+  if (a == b) return 0;
+  const PolyEntry *pa = polys_.data(a), *pb = polys_.data(b);
+  std::size_t na = polys_.size(a), nb = polys_.size(b), i = 0, j = 0;
+  static const Rational zero(0);
+  while (i < na || j < nb) {
+    const Rational* x = &zero;
+    const Rational* y = &zero;
+    if (j == nb || (i < na && pa[i].mono < pb[j].mono)) {
+      x = &coefs_.get(pa[i++].coef);
+    } else if (i == na || pb[j].mono < pa[i].mono) {
+      y = &coefs_.get(pb[j++].coef);
+    } else {
+      x = &coefs_.get(pa[i++].coef);
+      y = &coefs_.get(pb[j++].coef);
+    }
+    int c = Rational::compare(*x, *y);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+int Algebra::order(const Term& a, const Term& b) const {
+  int c = mono_order(a.mono, b.mono);
+  if (c) return c;
+  c = poly_order(a.exp, b.exp);
+  if (c) return c;
+  return poly_order(a.cexp, b.cexp);
+}
+
+// e^{q·ln2} with q = n + f, n integer, 0 <= f < 1: move 2^n into the coefficient,
+// so that e^{3·ln2} is the rational 8 and sqrt(2)·sqrt(2) = 2.
+void Algebra::canon_cexp(Term& t) {
+  if (t.cexp == 0 || ln2_mono_ == UINT32_MAX) return;
+  const PolyEntry* p = polys_.data(t.cexp);
+  std::size_t n = polys_.size(t.cexp);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i].mono != ln2_mono_) continue;
+    const Rational& q = coefs_.get(p[i].coef);
+    Rational whole = q.floor();
+    if (whole.is_zero()) return;
+    if (!whole.fits_int64() || whole.to_int64() > 100000 || whole.to_int64() < -100000)
+      throw LimitHit{"constant factor 2^" + whole.str() + " is too large"};
+    t.coef = t.coef * Rational::pow2(int(whole.to_int64()));
+    std::vector<PolyEntry> out(p, p + n);
+    Rational rest = q - whole;
+    if (rest.is_zero())
+      out.erase(out.begin() + std::ptrdiff_t(i));
+    else
+      out[i].coef = coefs_.intern(rest);
+    t.cexp = polys_.intern(out.data(), out.size());
+    return;
+  }
+}
+
+// ---------------------------------------------------------------- terms
+
+Term Algebra::mul(const Term& a, const Term& b) {
+  Term r;
+  r.coef = a.coef * b.coef;
+  r.mono = mono_mul(a.mono, b.mono);
+  r.exp = poly_add(a.exp, b.exp);
+  r.cexp = poly_add(a.cexp, b.cexp);
+  if (r.cexp) canon_cexp(r);
+  return r;
+}
+
+Term Algebra::div(const Term& a, const Term& b) {
+  Term r;
+  r.coef = a.coef / b.coef;
+  r.mono = mono_mul(a.mono, mono_inv(b.mono));
+  r.exp = poly_add(a.exp, poly_neg(b.exp));
+  r.cexp = poly_add(a.cexp, poly_neg(b.cexp));
+  if (r.cexp) canon_cexp(r);
+  return r;
+}
+
+// ---------------------------------------------------------------- sums
+
+void Algebra::sort_combine(std::vector<Term>& v) {
+  std::sort(v.begin(), v.end(), key_less);
+  std::size_t w = 0;
+  for (std::size_t r = 0; r < v.size();) {
+    Term acc = std::move(v[r]);
+    std::size_t s = r + 1;
+    while (s < v.size() && same_key(v[s], acc)) acc.coef += v[s++].coef;
+    if (!acc.coef.is_zero()) v[w++] = std::move(acc);
+    r = s;
+  }
+  v.resize(w);
+}
+
+void Algebra::merge_into(std::vector<Term>& big, std::vector<Term>& small) {
+  if (small.empty()) return;
+  if (small.size() * 16 < big.size()) {
+    for (Term& t : small) {
+      auto it = std::lower_bound(big.begin(), big.end(), t, key_less);
+      if (it != big.end() && same_key(*it, t)) {
+        it->coef += t.coef;
+        if (it->coef.is_zero()) big.erase(it);
+      } else {
+        big.insert(it, std::move(t));
+      }
+    }
+    return;
+  }
+  std::vector<Term> out;
+  out.reserve(big.size() + small.size());
+  std::size_t i = 0, j = 0;
+  while (i < big.size() || j < small.size()) {
+    if (j == small.size() || (i < big.size() && key_less(big[i], small[j]))) {
+      out.push_back(std::move(big[i++]));
+    } else if (i == big.size() || key_less(small[j], big[i])) {
+      out.push_back(std::move(small[j++]));
+    } else {
+      Term t = std::move(big[i++]);
+      t.coef += small[j++].coef;
+      if (!t.coef.is_zero()) out.push_back(std::move(t));
+    }
+  }
+  big.swap(out);
+}
+
+void Algebra::absorb(Sum& s) {
+  if (s.terms.empty()) {
+    s.scale = Term{};
+    return;
+  }
+  if (s.terms.size() == 1) {
+    const Term& t = s.terms[0];
+    if (!(t.unit_key() && t.coef.is_one())) {
+      s.scale = mul(s.scale, t);
+      s.terms[0] = Term{};
+    }
+  }
+}
+
+Sum Algebra::sum_of(const Term& t) {
+  Sum s;
+  if (t.coef.is_zero()) return s;
+  s.scale = t;
+  s.terms.push_back(Term{});
+  return s;
+}
+
+Sum Algebra::neg(Sum a) {
+  a.scale.coef = -a.scale.coef;
+  return a;
+}
+
+Sum Algebra::add(Sum a, Sum b) {
+  if (a.zero()) return b;
+  if (b.zero()) return a;
+  if (a.terms.size() < b.terms.size()) std::swap(a, b);
+  check_deadline();
+  // b = ratio · a.scale · Σ b.terms: rebase the smaller sum onto a's scale.
+  Term ratio = div(b.scale, a.scale);
+  if (ratio.unit_key()) {
+    if (!ratio.coef.is_one())
+      for (Term& t : b.terms) t.coef *= ratio.coef;
+  } else {
+    for (Term& t : b.terms) t = mul(ratio, t);
+    std::sort(b.terms.begin(), b.terms.end(), key_less);  // a bijection on keys: no merging needed
+  }
+  merge_into(a.terms, b.terms);
+  note_terms(a.terms.size());
+  absorb(a);
+  return a;
+}
+
+Sum Algebra::add_many(std::vector<Sum>& parts) {
+  std::size_t base = SIZE_MAX;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    if (!parts[i].zero() && (base == SIZE_MAX || parts[i].terms.size() > parts[base].terms.size())) base = i;
+  if (base == SIZE_MAX) return Sum{};
+  Sum acc = std::move(parts[base]);
+  std::vector<Term> rest;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i == base || parts[i].zero()) continue;
+    check_deadline();
+    Term ratio = div(parts[i].scale, acc.scale);
+    if (ratio.unit_key()) {
+      for (Term& t : parts[i].terms) {
+        t.coef *= ratio.coef;
+        rest.push_back(std::move(t));
+      }
+    } else {
+      for (Term& t : parts[i].terms) rest.push_back(mul(ratio, t));
+    }
+  }
+  note_terms(acc.terms.size() + rest.size());
+  sort_combine(rest);
+  merge_into(acc.terms, rest);
+  absorb(acc);
+  return acc;
+}
+
+Sum Algebra::mul(Sum a, const Term& t) {
+  if (a.zero() || t.coef.is_zero()) return Sum{};
+  a.scale = mul(a.scale, t);
+  return a;
+}
+
+Sum Algebra::mul(Sum a, Sum b) {
+  if (a.zero() || b.zero()) return Sum{};
+  if (a.single()) return mul(std::move(b), a.scale);
+  if (b.single()) return mul(std::move(a), b.scale);
+  note_terms(a.terms.size() * b.terms.size());
+  std::vector<Term> out;
+  out.reserve(a.terms.size() * b.terms.size());
+  for (const Term& x : a.terms) {
+    check_deadline();
+    for (const Term& y : b.terms) out.push_back(mul(x, y));
+  }
+  sort_combine(out);
+  Sum s;
+  s.scale = mul(a.scale, b.scale);
+  s.terms = std::move(out);
+  absorb(s);
+  return s;
+}
+
+std::shared_ptr<const Body> Algebra::body(const Sum& s) {
+  auto b = std::make_shared<Body>();
+  std::size_t lead = 0;
+  for (std::size_t i = 1; i < s.terms.size(); ++i)
+    if (order(s.terms[i], s.terms[lead]) > 0) lead = i;
+  const Term& l = s.terms[lead];
+  b->lead = mul(s.scale, l);
+  b->terms.reserve(s.terms.size());
+  for (const Term& t : s.terms) b->terms.push_back(div(t, l));
+  std::sort(b->terms.begin(), b->terms.end(), key_less);
+  std::size_t h = b->terms.size();
+  for (const Term& t : b->terms) {
+    h = mix(h, t.coef.hash());
+    h = mix(h, t.mono);
+    h = mix(h, t.exp);
+    h = mix(h, t.cexp);
+  }
+  b->hash = h;
+  return b;
+}
+
+bool Algebra::same_body(const Body& a, const Body& b) {
+  if (a.hash != b.hash || a.terms.size() != b.terms.size()) return false;
+  for (std::size_t i = 0; i < a.terms.size(); ++i)
+    if (!same_key(a.terms[i], b.terms[i]) || a.terms[i].coef != b.terms[i].coef) return false;
+  return true;
+}
+
+const Body& Algebra::body_ref(const Sum& s, std::shared_ptr<const Body>& cache) {
+  if (!cache) cache = body(s);
+  return *cache;
+}
+
+// ---------------------------------------------------------------- normal forms
+
+NF Algebra::nf_of(const Term& t) {
+  NF r;
+  r.num = sum_of(t);
+  return r;
+}
+
+NF Algebra::neg(NF a) {
+  a.num = neg(std::move(a.num));
+  a.num_body.reset();
+  return a;
+}
+
+// Cancels a numerator against a denominator that equals it up to a single term.
+void Algebra::simplify(NF& a) {
+  if (!a.has_den) return;
+  if (a.num.zero()) {
+    a.has_den = false;
+    a.den = Sum{};
+    a.den_body.reset();
+    return;
+  }
+  if (a.den.single()) {
+    a.num = mul(std::move(a.num), div(Term{}, a.den.scale));
+    a.has_den = false;
+    a.den = Sum{};
+    a.num_body.reset();
+    a.den_body.reset();
+    return;
+  }
+  if (a.num.terms.size() != a.den.terms.size()) return;
+  const Body& bn = body_ref(a.num, a.num_body);
+  const Body& bd = body_ref(a.den, a.den_body);
+  if (!same_body(bn, bd)) return;
+  Term q = div(bn.lead, bd.lead);
+  a.num = sum_of(q);
+  a.has_den = false;
+  a.den = Sum{};
+  a.num_body.reset();
+  a.den_body.reset();
+}
+
+NF Algebra::add(NF a, NF b) {
+  if (a.num.zero()) return b;
+  if (b.num.zero()) return a;
+  NF r;
+  if (!a.has_den && !b.has_den) {
+    r.num = add(std::move(a.num), std::move(b.num));
+    return r;
+  }
+  if (a.has_den && b.has_den) {
+    if (a.den.terms.size() == b.den.terms.size()) {
+      const Body& ba = body_ref(a.den, a.den_body);
+      const Body& bb = body_ref(b.den, b.den_body);
+      if (same_body(ba, bb)) {
+        // D_a = (lead_a / lead_b) · D_b, so n_b / D_b = n_b · (lead_a / lead_b) / D_a.
+        Term ratio = div(ba.lead, bb.lead);
+        r.num = add(std::move(a.num), mul(std::move(b.num), ratio));
+        r.den = std::move(a.den);
+        r.den_body = a.den_body;
+        r.has_den = true;
+        simplify(r);
+        return r;
+      }
+    }
+    r.num = add(mul(a.num, b.den), mul(b.num, a.den));
+    r.den = mul(std::move(a.den), std::move(b.den));
+    r.has_den = true;
+    simplify(r);
+    return r;
+  }
+  if (b.has_den) std::swap(a, b);  // now only a has a denominator
+  r.num = add(std::move(a.num), mul(std::move(b.num), a.den));
+  r.den = std::move(a.den);
+  r.den_body = a.den_body;
+  r.has_den = true;
+  simplify(r);
+  return r;
+}
+
+NF Algebra::add_many(std::vector<NF>& parts) {
+  bool plain = true;
+  for (const NF& p : parts) plain = plain && !p.has_den;
+  if (plain) {
+    std::vector<Sum> sums;
+    sums.reserve(parts.size());
+    for (NF& p : parts) sums.push_back(std::move(p.num));
+    NF r;
+    r.num = add_many(sums);
+    return r;
+  }
+  NF acc = std::move(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) acc = add(std::move(acc), std::move(parts[i]));
+  return acc;
+}
+
+NF Algebra::mul(NF a, NF b) {
+  if (a.num.zero() || b.num.zero()) return NF{};
+  // Cancel a denominator against the other side's numerator when they agree
+  // up to a single term: (e^x / Σe^{x_j}) · (Σe^{x_j}) needs no expansion.
+  auto cancel = [&](NF& d, NF& n) {
+    if (!d.has_den || n.num.single() || d.den.terms.size() != n.num.terms.size()) return;
+    const Body& bd = body_ref(d.den, d.den_body);
+    const Body& bn = body_ref(n.num, n.num_body);
+    if (!same_body(bd, bn)) return;
+    n.num = sum_of(div(bn.lead, bd.lead));
+    n.num_body.reset();
+    d.has_den = false;
+    d.den = Sum{};
+    d.den_body.reset();
+  };
+  cancel(a, b);
+  cancel(b, a);
+  NF r;
+  r.num = mul(std::move(a.num), std::move(b.num));
+  if (a.has_den && b.has_den) {
+    r.den = mul(std::move(a.den), std::move(b.den));
+    r.has_den = true;
+  } else if (a.has_den || b.has_den) {
+    NF& d = a.has_den ? a : b;
+    r.den = std::move(d.den);
+    r.den_body = d.den_body;
+    r.has_den = true;
+  }
+  simplify(r);
+  return r;
+}
+
+NF Algebra::inverse(NF a) {
+  if (a.num.zero()) throw LimitHit{"division by an expression that is identically zero"};
+  NF r;
+  if (a.num.single()) {
+    Term inv = div(Term{}, a.num.scale);
+    if (a.has_den)
+      r.num = mul(std::move(a.den), inv);
+    else
+      r.num = sum_of(inv);
+    return r;
+  }
+  r.num = a.has_den ? std::move(a.den) : sum_of(Term{});
+  r.num_body = a.has_den ? a.den_body : nullptr;
+  r.den = std::move(a.num);
+  r.den_body = a.num_body;
+  r.has_den = true;
+  return r;
+}
+
+NF Algebra::pow(NF a, int k) {
+  if (k == 0) return nf_of(Term{});
+  if (k > limits_.max_power || k < -limits_.max_power)
+    throw LimitHit{"power " + std::to_string(k) + " is above max_power = " + std::to_string(limits_.max_power)};
+  if (k < 0) return inverse(pow(std::move(a), -k));
+  NF result = nf_of(Term{});
+  NF base = std::move(a);
+  unsigned e = unsigned(k);
+  while (e) {
+    if (e & 1) result = mul(std::move(result), base);
+    e >>= 1;
+    if (e) base = mul(base, base);
+  }
+  return result;
+}
+
+bool Algebra::exp_of(const NF& arg, Term* out) {
+  if (arg.has_den) return false;
+  const Sum& s = arg.num;
+  if (s.zero()) {
+    *out = Term{};
+    return true;
+  }
+  if (s.scale.exp || s.scale.cexp) return false;
+  std::vector<std::pair<MonoId, Rational>> entries;
+  entries.reserve(s.terms.size());
+  for (const Term& t : s.terms) {
+    if (t.exp || t.cexp) return false;
+    MonoId m = mono_mul(s.scale.mono, t.mono);
+    Rational c = s.scale.coef * t.coef;
+    // Known constants: c·ln2 with c = ±2^k · (nvcc's float log2 e) is ±2^k.
+    if (ln2_mono_ != UINT32_MAX && m != 0) {
+      std::int32_t p = 0;
+      const MonoEntry* me = monos_.data(m);
+      for (std::size_t i = 0; i < monos_.size(m); ++i)
+        if (me[i].atom == ln2_atom_) p = me[i].power;
+      const auto& table = p >= 1 ? log2e_values_ : ln2_values_;
+      if (p != 0) {
+        for (const Rational& v : table) {
+          Rational r = c / v;
+          int k = 0, sg = 0;
+          if (r.is_signed_power_of_two(&k, &sg)) {
+            c = r;
+            m = mono_mul(m, p >= 1 ? mono_inv(ln2_mono_) : ln2_mono_);
+            break;
+          }
+        }
+      }
+    }
+    entries.emplace_back(m, std::move(c));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<PolyEntry> var, cst;
+  for (std::size_t i = 0; i < entries.size();) {
+    Rational c = entries[i].second;
+    std::size_t j = i + 1;
+    while (j < entries.size() && entries[j].first == entries[i].first) c += entries[j++].second;
+    if (!c.is_zero()) {
+      MonoId m = entries[i].first;
+      bool constant = true;
+      const MonoEntry* me = monos_.data(m);
+      for (std::size_t q = 0; q < monos_.size(m) && constant; ++q) constant = is_constant_atom(me[q].atom);
+      (constant ? cst : var).push_back(PolyEntry{m, coefs_.intern(c)});
+    }
+    i = j;
+  }
+  Term r;
+  r.exp = polys_.intern(var.data(), var.size());
+  r.cexp = polys_.intern(cst.data(), cst.size());
+  canon_cexp(r);
+  *out = r;
+  return true;
+}
+
+std::string Algebra::term_string(const Term& t) const {
+  std::string s = t.coef.str();
+  for (std::size_t i = 0; i < monos_.size(t.mono); ++i) {
+    const MonoEntry& e = monos_.data(t.mono)[i];
+    s += "*" + ctx_.to_string(Expr{e.atom}, 40) + "^" + std::to_string(e.power);
+  }
+  if (t.exp) s += "*exp(#" + std::to_string(t.exp) + ")";
+  if (t.cexp) s += "*exp(c#" + std::to_string(t.cexp) + ")";
+  return s;
+}
+
+}  // namespace tileverify::detail

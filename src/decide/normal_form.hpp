@@ -1,0 +1,198 @@
+// Exp-polynomial normal forms (internal to the decide module).
+//
+// A term is  coef · monomial · exp(h) · exp(c)  where
+//   coef      is an exact rational,
+//   monomial  is a product of atoms (input symbols, opaque max/min/select/
+//             function applications, ln2) with integer, possibly negative, powers,
+//   h         is a polynomial over atoms with no input-free part (h(0) = 0 in
+//             VOLTA's Appendix A convention),
+//   c         is the input-free part of the exponent (a polynomial in ln2 with
+//             rational coefficients; integer multiples of ln2 are folded into
+//             coef as powers of two).
+// Monomials and polynomials are interned (32-bit ids), so term keys compare in
+// O(1). A Sum is  scale · Σ terms : multiplying a sum by a single term only
+// touches the scale, which keeps online-softmax chains linear.
+// A normal form (NF) is a rational function num / den of two Sums.
+#pragma once
+
+#include "tileverify/decide.hpp"
+#include "tileverify/expr.hpp"
+#include "tileverify/rational.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tileverify::detail {
+
+// Thrown inside the decider when a limit is reached; becomes Unknown{reason}.
+struct LimitHit {
+  std::string reason;
+};
+
+using MonoId = std::uint32_t;  // 0: the empty monomial (1)
+using PolyId = std::uint32_t;  // 0: the zero polynomial
+using CoefId = std::uint32_t;  // 0: zero, 1: one
+
+struct RationalHash {
+  std::size_t operator()(const Rational& r) const { return r.hash(); }
+};
+
+class CoefTable {
+ public:
+  CoefTable();
+  CoefId intern(const Rational& v);
+  const Rational& get(CoefId id) const { return values_[id]; }
+
+ private:
+  std::vector<Rational> values_;
+  std::unordered_map<Rational, CoefId, RationalHash> ids_;
+};
+
+struct MonoEntry {
+  std::uint32_t atom;
+  std::int32_t power;
+  bool operator==(const MonoEntry& o) const { return atom == o.atom && power == o.power; }
+};
+struct PolyEntry {
+  MonoId mono;
+  CoefId coef;
+  bool operator==(const PolyEntry& o) const { return mono == o.mono && coef == o.coef; }
+};
+
+// Interns sequences of T (contiguous storage, open addressing).
+template <class T>
+class SeqInterner {
+ public:
+  SeqInterner();
+  std::uint32_t intern(const T* p, std::size_t n);
+  const T* data(std::uint32_t id) const { return store_.data() + offset_[id]; }
+  std::size_t size(std::uint32_t id) const { return offset_[id + 1] - offset_[id]; }
+  std::size_t count() const { return offset_.size() - 1; }
+
+ private:
+  std::vector<T> store_;
+  std::vector<std::size_t> offset_;
+  std::vector<std::size_t> hash_;
+  std::vector<std::uint32_t> table_;
+};
+
+struct Term {
+  Rational coef{1};
+  MonoId mono = 0;
+  PolyId exp = 0;
+  PolyId cexp = 0;
+  bool unit_key() const { return mono == 0 && exp == 0 && cexp == 0; }
+};
+inline bool same_key(const Term& a, const Term& b) {
+  return a.mono == b.mono && a.exp == b.exp && a.cexp == b.cexp;
+}
+inline bool key_less(const Term& a, const Term& b) {
+  if (a.mono != b.mono) return a.mono < b.mono;
+  if (a.exp != b.exp) return a.exp < b.exp;
+  return a.cexp < b.cexp;
+}
+
+// scale · Σ terms; terms sorted by key_less, keys distinct, coefficients
+// nonzero. A one-term sum is always kept as scale · [unit].
+struct Sum {
+  Term scale;
+  std::vector<Term> terms;
+  bool zero() const { return terms.empty(); }
+  bool single() const { return terms.size() == 1; }
+};
+
+// A sum divided by its leading term (translation-invariant order): two sums
+// that differ by a factor that is a single term have equal bodies.
+struct Body {
+  Term lead;                // the true leading term (scale included)
+  std::vector<Term> terms;  // sorted by key_less
+  std::size_t hash = 0;
+};
+
+struct NF {
+  Sum num;
+  Sum den;  // meaningful only when has_den; then it has at least two terms
+  bool has_den = false;
+  mutable std::shared_ptr<const Body> num_body, den_body;  // lazily computed
+};
+
+// The tables and the arithmetic on terms, sums and normal forms.
+class Algebra {
+ public:
+  Algebra(const ExprContext& ctx, const DecideLimits& limits);
+
+  // atoms
+  Term atom_term(std::uint32_t atom);
+  Term constant_term(const Rational& v);
+  bool is_constant_atom(std::uint32_t atom) const;
+
+  // terms
+  Term mul(const Term& a, const Term& b);
+  Term div(const Term& a, const Term& b);
+  int order(const Term& a, const Term& b) const;  // translation-invariant total order
+
+  // sums
+  Sum sum_of(const Term& t);
+  Sum add(Sum a, Sum b);
+  Sum add_many(std::vector<Sum>& parts);
+  Sum mul(Sum a, Sum b);
+  Sum mul(Sum a, const Term& t);
+  Sum neg(Sum a);
+  std::shared_ptr<const Body> body(const Sum& s);
+  static bool same_body(const Body& a, const Body& b);
+
+  // normal forms
+  NF nf_of(const Term& t);
+  NF add(NF a, NF b);
+  NF add_many(std::vector<NF>& parts);
+  NF mul(NF a, NF b);
+  NF inverse(NF a);
+  NF pow(NF a, int k);
+  NF neg(NF a);
+  // exp(arg); returns false when arg is not a polynomial (the caller then
+  // treats the exponential as an opaque atom).
+  bool exp_of(const NF& arg, Term* out);
+  bool is_zero(const NF& a) const { return a.num.zero(); }
+
+  std::size_t peak_terms() const { return peak_terms_; }
+  void check_deadline();
+  std::chrono::steady_clock::time_point deadline;
+
+  // For printing and debugging.
+  std::string term_string(const Term& t) const;
+
+ private:
+  MonoId mono_mul(MonoId a, MonoId b);
+  MonoId mono_inv(MonoId a);
+  PolyId poly_add(PolyId a, PolyId b);
+  PolyId poly_neg(PolyId a);
+  int mono_order(MonoId a, MonoId b) const;
+  int poly_order(PolyId a, PolyId b) const;
+  void canon_cexp(Term& t);
+  void merge_into(std::vector<Term>& big, std::vector<Term>& small);
+  void absorb(Sum& s);
+  void sort_combine(std::vector<Term>& v);
+  void note_terms(std::size_t n);
+  void simplify(NF& a);
+  const Body& body_ref(const Sum& s, std::shared_ptr<const Body>& cache);
+
+  const ExprContext& ctx_;
+  DecideLimits limits_;
+  CoefTable coefs_;
+  SeqInterner<MonoEntry> monos_;
+  SeqInterner<PolyEntry> polys_;
+  std::unordered_map<std::uint64_t, MonoId> mono_mul_memo_;
+  std::unordered_map<std::uint64_t, PolyId> poly_add_memo_;
+  std::unordered_map<PolyId, PolyId> poly_neg_memo_;
+  std::uint32_t ln2_atom_ = UINT32_MAX;
+  MonoId ln2_mono_ = UINT32_MAX;
+  std::vector<Rational> log2e_values_, ln2_values_;
+  std::size_t peak_terms_ = 0;
+  unsigned deadline_tick_ = 0;
+};
+
+}  // namespace tileverify::detail

@@ -1,0 +1,141 @@
+#include "numeric.hpp"
+
+#include <cmath>
+
+namespace tileverify::detail {
+
+NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Expr>& roots)
+    : ctx_(ctx), roots_(roots) {
+  std::vector<std::pair<std::uint32_t, bool>> stack;
+  for (Expr r : roots) stack.push_back({r.id, false});
+  while (!stack.empty()) {
+    auto [id, ready] = stack.back();
+    stack.pop_back();
+    if (pos_.count(id)) continue;
+    if (!ready) {
+      stack.push_back({id, true});
+      for (Expr c : ctx.children(Expr{id}))
+        if (!pos_.count(c.id)) stack.push_back({c.id, false});
+      continue;
+    }
+    pos_[id] = std::uint32_t(order_.size());
+    order_.push_back(Expr{id});
+    if (ctx.op(Expr{id}) == Op::Symbol) symbols_.push_back(Expr{id});
+  }
+  std::sort(symbols_.begin(), symbols_.end());
+}
+
+std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Rational>& symbol_values) {
+  std::vector<Real> v(order_.size());
+  std::unordered_map<std::uint32_t, std::size_t> sym_index;
+  for (std::size_t i = 0; i < symbols_.size(); ++i) sym_index[symbols_[i].id] = i;
+  auto rat = [](const Rational& q) {
+    std::string s = q.str();
+    auto slash = s.find('/');
+    if (slash == std::string::npos) return Real(s);
+    return Real(s.substr(0, slash)) / Real(s.substr(slash + 1));
+  };
+  const Real ln2 = boost::multiprecision::log(Real(2));
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    Expr e = order_[i];
+    auto arg = [&](std::size_t k) -> const Real& { return v[pos_.at(ctx_.children(e)[k].id)]; };
+    std::size_t n = ctx_.children(e).size();
+    Real r;
+    switch (ctx_.op(e)) {
+      case Op::Const: r = rat(ctx_.constant_value(e)); break;
+      case Op::NegInf:
+      case Op::PosInf: return std::nullopt;
+      case Op::Named: r = ln2; break;
+      case Op::Symbol: r = rat(symbol_values.at(sym_index.at(e.id))); break;
+      case Op::Add:
+        r = 0;
+        for (std::size_t k = 0; k < n; ++k) r += arg(k);
+        break;
+      case Op::Mul:
+        r = 1;
+        for (std::size_t k = 0; k < n; ++k) r *= arg(k);
+        break;
+      case Op::Pow: {
+        int p = ctx_.pow_exponent(e);
+        const Real& b = arg(0);
+        if (p < 0 && b == 0) return std::nullopt;
+        r = boost::multiprecision::pow(b, p);
+        break;
+      }
+      case Op::Exp: r = boost::multiprecision::exp(arg(0)); break;
+      case Op::Max:
+        r = arg(0);
+        for (std::size_t k = 1; k < n; ++k)
+          if (arg(k) > r) r = arg(k);
+        break;
+      case Op::Min:
+        r = arg(0);
+        for (std::size_t k = 1; k < n; ++k)
+          if (arg(k) < r) r = arg(k);
+        break;
+      case Op::Select: {
+        const Real &a = arg(0), &b = arg(1);
+        bool c = false;
+        switch (ctx_.select_cmp(e)) {
+          case Cmp::LT: c = a < b; break;
+          case Cmp::LE: c = a <= b; break;
+          case Cmp::GT: c = a > b; break;
+          case Cmp::GE: c = a >= b; break;
+          case Cmp::EQ: c = a == b; break;
+          case Cmp::NE: c = a != b; break;
+        }
+        r = c ? arg(2) : arg(3);
+        break;
+      }
+      case Op::Func: {
+        const std::string& f = ctx_.name(e);
+        if (n != 1) return std::nullopt;
+        const Real& x = arg(0);
+        if (f == "log") {
+          if (x <= 0) return std::nullopt;
+          r = boost::multiprecision::log(x);
+        } else if (f == "log2") {
+          if (x <= 0) return std::nullopt;
+          r = boost::multiprecision::log(x) / ln2;
+        } else if (f == "sqrt") {
+          if (x < 0) return std::nullopt;
+          r = boost::multiprecision::sqrt(x);
+        } else if (f == "rsqrt") {
+          if (x <= 0) return std::nullopt;
+          r = 1 / boost::multiprecision::sqrt(x);
+        } else if (f == "tanh") {
+          r = boost::multiprecision::tanh(x);
+        } else if (f == "sin") {
+          r = boost::multiprecision::sin(x);
+        } else if (f == "cos") {
+          r = boost::multiprecision::cos(x);
+        } else if (f == "erf") {
+          r = boost::multiprecision::erf(x);
+        } else {
+          return std::nullopt;  // no numeric meaning known: cannot confirm anything
+        }
+        break;
+      }
+    }
+    if (boost::multiprecision::isnan(r) || boost::multiprecision::isinf(r)) return std::nullopt;
+    v[i] = std::move(r);
+  }
+  std::vector<Real> out;
+  for (Expr r : roots_) out.push_back(v[pos_.at(r.id)]);
+  return out;
+}
+
+bool numerically_different(const Real& a, const Real& b) {
+  Real scale = boost::multiprecision::abs(a);
+  Real ab = boost::multiprecision::abs(b);
+  if (ab > scale) scale = ab;
+  if (scale < 1) scale = 1;
+  // 100 digits of working precision; a genuine difference is far above 1e-60.
+  return boost::multiprecision::abs(a - b) > scale * Real("1e-60");
+}
+
+std::string real_to_string(const Real& v, int digits) {
+  return v.str(digits, std::ios_base::fmtflags(0));
+}
+
+}  // namespace tileverify::detail

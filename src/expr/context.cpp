@@ -1,0 +1,396 @@
+// ExprContext: hash-consing and the cheap canonicalizing constructors.
+#include "tileverify/expr.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tileverify {
+
+namespace {
+
+constexpr std::uint32_t kEmpty = UINT32_MAX;
+
+inline std::size_t mix(std::size_t h, std::size_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+const char* cmp_symbol(Cmp c) {
+  switch (c) {
+    case Cmp::LT: return "<";
+    case Cmp::LE: return "<=";
+    case Cmp::GT: return ">";
+    case Cmp::GE: return ">=";
+    case Cmp::EQ: return "==";
+    case Cmp::NE: return "!=";
+  }
+  return "?";
+}
+
+ExprContext::ExprContext() {
+  table_.assign(1024, kEmpty);
+  neg_inf_ = intern(Op::NegInf, 0, nullptr, 0, 0, 0);
+  pos_inf_ = intern(Op::PosInf, 0, nullptr, 0, 0, 0);
+  zero_ = constant(Rational(0));
+  one_ = constant(Rational(1));
+  ln2_ = intern(Op::Named, 0, nullptr, 0, name_id("ln2"), 0);
+}
+
+std::uint32_t ExprContext::name_id(const std::string& s) {
+  auto it = name_ids_.find(s);
+  if (it != name_ids_.end()) return it->second;
+  std::uint32_t id = std::uint32_t(names_.size());
+  names_.push_back(s);
+  name_ids_.emplace(s, id);
+  return id;
+}
+
+Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
+                         std::uint32_t b) {
+  std::size_t h = mix(std::size_t(op) * 0x100000001B3ull, aux);
+  h = mix(h, n);
+  h = mix(h, b);
+  if (op == Op::Const)
+    h = mix(h, constants_[a].hash());
+  else if (n == 0)
+    h = mix(h, a);
+  for (std::uint32_t i = 0; i < n; ++i) h = mix(h, kids[i]);
+
+  auto same = [&](const Node& m) {
+    if (m.op != op || m.aux != aux || m.n != n || m.b != b) return false;
+    if (op == Op::Const) return constants_[m.a] == constants_[a];
+    if (n == 0) return m.a == a;
+    return std::equal(kids, kids + n, kids_.begin() + m.a);
+  };
+
+  std::size_t mask = table_.size() - 1;
+  std::size_t slot = h & mask;
+  while (table_[slot] != kEmpty) {
+    std::uint32_t id = table_[slot];
+    if (hashes_[id] == h && same(nodes_[id])) {
+      if (op == Op::Const) constants_.pop_back();  // the caller's tentative entry
+      return Expr{id};
+    }
+    slot = (slot + 1) & mask;
+  }
+  if (nodes_.size() >= UINT32_MAX - 1) throw std::length_error("ExprContext: more than 2^32 nodes");
+
+  Node node{op, aux, n, a, b};
+  if (n > 0) {
+    node.a = std::uint32_t(kids_.size());
+    kids_.insert(kids_.end(), kids, kids + n);
+    // Count each distinct operand once.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      bool seen = false;
+      for (std::uint32_t j = 0; j < i && !seen; ++j) seen = kids[j] == kids[i];
+      if (!seen) ++parents_[kids[i]];
+    }
+  }
+  std::uint32_t id = std::uint32_t(nodes_.size());
+  nodes_.push_back(node);
+  hashes_.push_back(h);
+  parents_.push_back(0);
+  table_[slot] = id;
+
+  if (nodes_.size() * 2 > table_.size()) {  // keep the load factor under 1/2
+    std::vector<std::uint32_t> bigger(table_.size() * 2, kEmpty);
+    std::size_t m = bigger.size() - 1;
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+      std::size_t s = hashes_[i] & m;
+      while (bigger[s] != kEmpty) s = (s + 1) & m;
+      bigger[s] = i;
+    }
+    table_.swap(bigger);
+  }
+  return Expr{id};
+}
+
+// ---- leaves ----
+
+Expr ExprContext::constant(const Rational& v) {
+  constants_.push_back(v);
+  return intern(Op::Const, 0, nullptr, 0, std::uint32_t(constants_.size() - 1), 0);
+}
+
+Expr ExprContext::neg_inf() { return neg_inf_; }
+Expr ExprContext::pos_inf() { return pos_inf_; }
+Expr ExprContext::ln2() { return ln2_; }
+
+Expr ExprContext::symbol(const std::string& tensor, std::uint32_t index) {
+  return intern(Op::Symbol, 0, nullptr, 0, name_id(tensor), index);
+}
+
+// ---- binary memo: repeated identical operations (every thread of a CTA
+// computing the same running max) cost one hash lookup ----
+
+namespace {
+int memo_slot(Op op) {
+  switch (op) {
+    case Op::Add: return 0;
+    case Op::Mul: return 1;
+    case Op::Max: return 2;
+    default: return 3;  // Min
+  }
+}
+}  // namespace
+
+bool ExprContext::memo_get(Op op, Expr a, Expr b, Expr* out) const {
+  const auto& memo = binary_memo_[memo_slot(op)];
+  auto it = memo.find(std::uint64_t(a.id) << 32 | b.id);  // exact key: no collisions
+  if (it == memo.end()) return false;
+  *out = Expr{it->second};
+  return true;
+}
+
+void ExprContext::memo_put(Op op, Expr a, Expr b, Expr r) {
+  binary_memo_[memo_slot(op)][std::uint64_t(a.id) << 32 | b.id] = r.id;
+}
+
+// ---- n-ary canonical forms ----
+
+Expr ExprContext::nary(Op op, std::vector<std::uint32_t>& kids) {
+  return intern(op, 0, kids.data(), std::uint32_t(kids.size()), 0, 0);
+}
+
+Expr ExprContext::add(const std::vector<Expr>& terms) {
+  std::vector<std::uint32_t> kids;
+  kids.reserve(terms.size() + 4);
+  Rational sum(0);
+  bool has_neg_inf = false, has_pos_inf = false;
+  auto take = [&](Expr t) {
+    switch (op(t)) {
+      case Op::Const: sum += constant_value(t); break;
+      case Op::NegInf: has_neg_inf = true; break;
+      case Op::PosInf: has_pos_inf = true; break;
+      default: kids.push_back(t.id);
+    }
+  };
+  for (Expr t : terms) {
+    if (op(t) == Op::Add && nodes_[t.id].n <= flatten_limit_) {
+      for (Expr c : children(t)) take(c);
+    } else {
+      take(t);
+    }
+  }
+  if (has_neg_inf != has_pos_inf) return has_neg_inf ? neg_inf_ : pos_inf_;
+  if (has_neg_inf) {  // inf - inf: undefined; keep it visible rather than guess
+    kids.push_back(neg_inf_.id);
+    kids.push_back(pos_inf_.id);
+  }
+  if (!sum.is_zero()) kids.push_back(constant(sum).id);
+  if (kids.empty()) return zero_;
+  if (kids.size() == 1) return Expr{kids[0]};
+  std::sort(kids.begin(), kids.end());
+  return nary(Op::Add, kids);
+}
+
+Expr ExprContext::mul(const std::vector<Expr>& factors) {
+  std::vector<std::uint32_t> kids;
+  kids.reserve(factors.size() + 4);
+  Rational prod(1);
+  bool has_inf = false;
+  auto take = [&](Expr t) {
+    switch (op(t)) {
+      case Op::Const: prod *= constant_value(t); break;
+      case Op::NegInf:
+      case Op::PosInf: has_inf = true; kids.push_back(t.id); break;
+      default: kids.push_back(t.id);
+    }
+  };
+  for (Expr f : factors) {
+    if (op(f) == Op::Mul && nodes_[f.id].n <= flatten_limit_) {
+      for (Expr c : children(f)) take(c);
+    } else {
+      take(f);
+    }
+  }
+  if (prod.is_zero() && !has_inf) return zero_;
+  if (!prod.is_one()) kids.push_back(constant(prod).id);
+  if (kids.empty()) return one_;
+  if (kids.size() == 1) return Expr{kids[0]};
+  std::sort(kids.begin(), kids.end());
+  return nary(Op::Mul, kids);
+}
+
+Expr ExprContext::add(Expr a, Expr b) {
+  if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
+  Expr r;
+  if (memo_get(Op::Add, a, b, &r)) return r;
+  r = add(std::vector<Expr>{a, b});
+  memo_put(Op::Add, a, b, r);
+  return r;
+}
+
+Expr ExprContext::mul(Expr a, Expr b) {
+  if (a.id > b.id) std::swap(a, b);
+  Expr r;
+  if (memo_get(Op::Mul, a, b, &r)) return r;
+  r = mul(std::vector<Expr>{a, b});
+  memo_put(Op::Mul, a, b, r);
+  return r;
+}
+
+Expr ExprContext::neg(Expr a) { return mul(constant(Rational(-1)), a); }
+Expr ExprContext::sub(Expr a, Expr b) { return add(a, neg(b)); }
+Expr ExprContext::div(Expr a, Expr b) { return mul(a, pow(b, -1)); }
+
+Expr ExprContext::pow(Expr base, std::int32_t k) {
+  if (k == 0) return one_;
+  if (k == 1) return base;
+  if (op(base) == Op::Const) {
+    const Rational& v = constant_value(base);
+    if (!(v.is_zero() && k < 0)) return constant(v.pow(k));
+  }
+  if (op(base) == Op::Pow) {
+    std::int64_t kk = std::int64_t(pow_exponent(base)) * k;
+    if (kk >= INT32_MIN && kk <= INT32_MAX) return pow(children(base)[0], std::int32_t(kk));
+  }
+  std::uint32_t kid = base.id;
+  return intern(Op::Pow, 0, &kid, 1, 0, std::uint32_t(k));
+}
+
+Expr ExprContext::exp(Expr a) {
+  switch (op(a)) {
+    case Op::NegInf: return zero_;
+    case Op::PosInf: return pos_inf_;
+    case Op::Const:
+      if (constant_value(a).is_zero()) return one_;
+      break;
+    default: break;
+  }
+  std::uint32_t kid = a.id;
+  return intern(Op::Exp, 0, &kid, 1, 0, 0);
+}
+
+Expr ExprContext::ex2(Expr a) {
+  if (op(a) == Op::Const && constant_value(a).fits_int64()) {
+    std::int64_t k = constant_value(a).to_int64();
+    if (k >= -1024 && k <= 1024) return constant(Rational::pow2(int(k)));
+  }
+  return exp(mul(a, ln2_));
+}
+
+Expr ExprContext::max_min(Op kind, const std::vector<Expr>& args) {
+  // max: -inf is neutral, +inf absorbs; min the other way round.
+  const Op neutral = kind == Op::Max ? Op::NegInf : Op::PosInf;
+  const Op absorbing = kind == Op::Max ? Op::PosInf : Op::NegInf;
+  std::vector<std::uint32_t> kids;
+  kids.reserve(args.size() + 4);
+  bool have_const = false, absorbed = false;
+  Rational best;
+  auto take = [&](Expr t) {
+    Op o = op(t);
+    if (o == neutral) return;
+    if (o == absorbing) {
+      absorbed = true;
+      return;
+    }
+    if (o == Op::Const) {
+      const Rational& v = constant_value(t);
+      if (!have_const || (kind == Op::Max ? v > best : v < best)) best = v;
+      have_const = true;
+      return;
+    }
+    kids.push_back(t.id);
+  };
+  for (Expr t : args) {
+    if (op(t) == kind && nodes_[t.id].n <= flatten_limit_) {
+      for (Expr c : children(t)) take(c);
+    } else {
+      take(t);
+    }
+  }
+  if (absorbed) return Expr{kind == Op::Max ? pos_inf_ : neg_inf_};
+  if (have_const) kids.push_back(constant(best).id);
+  std::sort(kids.begin(), kids.end());
+  kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+  if (kids.empty()) return kind == Op::Max ? neg_inf_ : pos_inf_;
+  if (kids.size() == 1) return Expr{kids[0]};
+  return nary(kind, kids);
+}
+
+Expr ExprContext::max(const std::vector<Expr>& args) { return max_min(Op::Max, args); }
+Expr ExprContext::min(const std::vector<Expr>& args) { return max_min(Op::Min, args); }
+
+Expr ExprContext::max(Expr a, Expr b) {
+  if (a.id > b.id) std::swap(a, b);
+  Expr r;
+  if (memo_get(Op::Max, a, b, &r)) return r;
+  r = max_min(Op::Max, {a, b});
+  memo_put(Op::Max, a, b, r);
+  return r;
+}
+
+Expr ExprContext::min(Expr a, Expr b) {
+  if (a.id > b.id) std::swap(a, b);
+  Expr r;
+  if (memo_get(Op::Min, a, b, &r)) return r;
+  r = max_min(Op::Min, {a, b});
+  memo_put(Op::Min, a, b, r);
+  return r;
+}
+
+Expr ExprContext::select(Cmp cmp, Expr a, Expr b, Expr if_true, Expr if_false) {
+  if (if_true == if_false) return if_true;
+  if (op(a) == Op::Const && op(b) == Op::Const) {
+    int c = Rational::compare(constant_value(a), constant_value(b));
+    bool r = false;
+    switch (cmp) {
+      case Cmp::LT: r = c < 0; break;
+      case Cmp::LE: r = c <= 0; break;
+      case Cmp::GT: r = c > 0; break;
+      case Cmp::GE: r = c >= 0; break;
+      case Cmp::EQ: r = c == 0; break;
+      case Cmp::NE: r = c != 0; break;
+    }
+    return r ? if_true : if_false;
+  }
+  std::uint32_t kids[4] = {a.id, b.id, if_true.id, if_false.id};
+  return intern(Op::Select, std::uint8_t(cmp), kids, 4, 0, 0);
+}
+
+Expr ExprContext::func(const std::string& fname, const std::vector<Expr>& args) {
+  std::vector<std::uint32_t> kids;
+  kids.reserve(args.size());
+  for (Expr a : args) kids.push_back(a.id);
+  return intern(Op::Func, 0, kids.data(), std::uint32_t(kids.size()), 0, name_id(fname));
+}
+
+// ---- inspection ----
+
+ExprRange ExprContext::children(Expr e) const {
+  const Node& n = nodes_[e.id];
+  if (n.n == 0) return ExprRange(nullptr, 0);
+  return ExprRange(kids_.data() + n.a, n.n);
+}
+
+const Rational& ExprContext::constant_value(Expr e) const { return constants_[nodes_[e.id].a]; }
+const std::string& ExprContext::symbol_tensor(Expr e) const { return names_[nodes_[e.id].a]; }
+std::uint32_t ExprContext::symbol_index(Expr e) const { return nodes_[e.id].b; }
+std::int32_t ExprContext::pow_exponent(Expr e) const { return std::int32_t(nodes_[e.id].b); }
+Cmp ExprContext::select_cmp(Expr e) const { return Cmp(nodes_[e.id].aux); }
+const std::string& ExprContext::name(Expr e) const {
+  const Node& n = nodes_[e.id];
+  return names_[n.op == Op::Func ? n.b : n.a];
+}
+
+std::vector<Expr> ExprContext::symbols_of(const std::vector<Expr>& roots) const {
+  std::vector<char> seen(nodes_.size(), 0);
+  std::vector<std::uint32_t> stack;
+  std::vector<Expr> out;
+  for (Expr r : roots) stack.push_back(r.id);
+  while (!stack.empty()) {
+    std::uint32_t id = stack.back();
+    stack.pop_back();
+    if (seen[id]) continue;
+    seen[id] = 1;
+    if (nodes_[id].op == Op::Symbol) out.push_back(Expr{id});
+    for (Expr c : children(Expr{id})) stack.push_back(c.id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace tileverify

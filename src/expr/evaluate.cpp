@@ -1,0 +1,83 @@
+// Plain long-double evaluation of an expression DAG (iterative: DAGs from long
+// kernels are deep).
+#include "tileverify/expr.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace tileverify {
+
+long double evaluate(const ExprContext& ctx, Expr root, const Assignment& values) {
+  std::unordered_map<std::uint32_t, long double> val;
+  for (const auto& kv : values.values) val[kv.first.id] = kv.second.to_long_double();
+  std::unordered_map<std::uint32_t, long double> memo;
+  std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
+  const long double inf = std::numeric_limits<long double>::infinity();
+  while (!stack.empty()) {
+    auto [id, ready] = stack.back();
+    stack.pop_back();
+    if (memo.count(id)) continue;
+    Expr e{id};
+    if (!ready) {
+      stack.push_back({id, true});
+      for (Expr c : ctx.children(e))
+        if (!memo.count(c.id)) stack.push_back({c.id, false});
+      continue;
+    }
+    auto arg = [&](std::size_t i) { return memo.at(ctx.children(e)[i].id); };
+    long double r = 0;
+    std::size_t n = ctx.children(e).size();
+    switch (ctx.op(e)) {
+      case Op::Const: r = ctx.constant_value(e).to_long_double(); break;
+      case Op::NegInf: r = -inf; break;
+      case Op::PosInf: r = inf; break;
+      case Op::Named: r = std::log(2.0L); break;
+      case Op::Symbol: {
+        auto it = val.find(id);
+        if (it == val.end())
+          throw std::out_of_range("evaluate: no value for " + ctx.to_string(e));
+        r = it->second;
+        break;
+      }
+      case Op::Add: r = 0; for (std::size_t i = 0; i < n; ++i) r += arg(i); break;
+      case Op::Mul: r = 1; for (std::size_t i = 0; i < n; ++i) r *= arg(i); break;
+      case Op::Pow: r = std::pow(arg(0), (long double)ctx.pow_exponent(e)); break;
+      case Op::Exp: r = std::exp(arg(0)); break;
+      case Op::Max: r = -inf; for (std::size_t i = 0; i < n; ++i) r = std::fmax(r, arg(i)); break;
+      case Op::Min: r = inf; for (std::size_t i = 0; i < n; ++i) r = std::fmin(r, arg(i)); break;
+      case Op::Select: {
+        long double a = arg(0), b = arg(1);
+        bool c = false;
+        switch (ctx.select_cmp(e)) {
+          case Cmp::LT: c = a < b; break;
+          case Cmp::LE: c = a <= b; break;
+          case Cmp::GT: c = a > b; break;
+          case Cmp::GE: c = a >= b; break;
+          case Cmp::EQ: c = a == b; break;
+          case Cmp::NE: c = a != b; break;
+        }
+        r = c ? arg(2) : arg(3);
+        break;
+      }
+      case Op::Func: {
+        const std::string& f = ctx.name(e);
+        long double x = n > 0 ? arg(0) : 0;
+        if (f == "log") r = std::log(x);
+        else if (f == "log2") r = std::log2(x);
+        else if (f == "sqrt") r = std::sqrt(x);
+        else if (f == "rsqrt") r = 1 / std::sqrt(x);
+        else if (f == "tanh") r = std::tanh(x);
+        else if (f == "erf") r = std::erf(x);
+        else if (f == "sin") r = std::sin(x);
+        else if (f == "cos") r = std::cos(x);
+        else throw std::invalid_argument("evaluate: no numeric meaning for function '" + f + "'");
+        break;
+      }
+    }
+    memo[id] = r;
+  }
+  return memo.at(root.id);
+}
+
+}  // namespace tileverify

@@ -1,0 +1,134 @@
+// Identities the decider must prove (issue: foundation, tests "Proved").
+#include "tileverify/decide.hpp"
+#include "../../examples/workloads.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace tileverify;
+using namespace tileverify::workloads;
+
+namespace {
+
+void require_all_proved(const ExprContext& c, const std::vector<Expr>& lhs, const std::vector<Expr>& rhs) {
+  REQUIRE(lhs.size() == rhs.size());
+  Decider dec(c);
+  for (std::size_t i = 0; i < lhs.size(); ++i) {
+    Decision d = dec.decide(lhs[i], rhs[i]);
+    INFO("output " << i << ": " << d.reason);
+    REQUIRE(d.verdict == Verdict::Proved);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("softmax: naive equals online for N = 4 (VOLTA section 2)") {
+  ExprContext c;
+  require_all_proved(c, naive_softmax(c, 4), online_softmax(c, 4));
+}
+
+TEST_CASE("softmax: naive equals online for N = 128, running max chain M_1..M_128") {
+  ExprContext c;
+  require_all_proved(c, naive_softmax(c, 128), online_softmax(c, 128));
+}
+
+TEST_CASE("softmax: expf and -use_fast_math ex2(x * 0f3FB8AA3B) forms agree") {
+  ExprContext c;
+  require_all_proved(c, naive_softmax(c, 16, ExpForm::Exp), online_softmax(c, 16, ExpForm::FastMath));
+}
+
+TEST_CASE("softmax: decide_all over a thread pool gives the same verdicts") {
+  ExprContext c;
+  auto a = naive_softmax(c, 64);
+  auto b = online_softmax(c, 64);
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (std::size_t i = 0; i < a.size(); ++i) pairs.emplace_back(a[i], b[i]);
+  auto ds = decide_all(c, pairs, {}, 2);
+  REQUIRE(ds.size() == 64);
+  for (const auto& d : ds) CHECK(d.verdict == Verdict::Proved);
+}
+
+TEST_CASE("matmul: a dot product summed in two orders, and tiled, is the same") {
+  ExprContext c;
+  const int K = 32;
+  auto term = [&](int k) { return c.mul(c.symbol("a", std::uint32_t(k)), c.symbol("b", std::uint32_t(k))); };
+  Expr forward = c.zero(), backward = c.zero();
+  for (int k = 0; k < K; ++k) forward = c.add(forward, term(k));
+  for (int k = K - 1; k >= 0; --k) backward = c.add(backward, term(k));
+  // Tiled: partial sums over tiles of 8, then the tiles summed as a tree.
+  std::vector<Expr> partial;
+  for (int t = 0; t < K; t += 8) {
+    Expr p = c.zero();
+    for (int k = t; k < t + 8; ++k) p = c.add(p, term(k));
+    partial.push_back(p);
+  }
+  Expr tiled = c.add(c.add(partial[0], partial[1]), c.add(partial[2], partial[3]));
+  c.set_flatten_limit(0);  // nothing flattened at construction: the decider does all the work
+  Expr nested = c.zero();
+  for (int k = 0; k < K; k += 2) nested = c.add(nested, c.add(term(k + 1), term(k)));
+  require_all_proved(c, {forward, forward, forward}, {backward, tiled, nested});
+}
+
+TEST_CASE("matmul: a 4x4x4 product equals its transpose-of-transposes form") {
+  ExprContext c;
+  const int n = 4;
+  auto A = [&](int i, int k) { return c.symbol("A", std::uint32_t(i * n + k)); };
+  auto B = [&](int k, int j) { return c.symbol("B", std::uint32_t(k * n + j)); };
+  std::vector<Expr> lhs, rhs;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      Expr s = c.zero(), t = c.zero();
+      for (int k = 0; k < n; ++k) s = c.add(s, c.mul(A(i, k), B(k, j)));
+      // (B^T A^T)^T computed with the operands of each product swapped.
+      for (int k = n - 1; k >= 0; --k) t = c.add(c.mul(B(k, j), A(i, k)), t);
+      lhs.push_back(s);
+      rhs.push_back(t);
+    }
+  require_all_proved(c, lhs, rhs);
+}
+
+TEST_CASE("max(a, b) + min(a, b) = a + b needs a case split and is proved") {
+  ExprContext c;
+  Expr a = c.symbol("a", 0), b = c.symbol("b", 0);
+  Decision d = decide_equal(c, c.add(c.max(a, b), c.min(a, b)), c.add(a, b));
+  INFO(d.reason);
+  CHECK(d.verdict == Verdict::Proved);
+  CHECK(d.stats.cases >= 2);
+}
+
+TEST_CASE("exp rules: exp(a)*exp(b) = exp(a+b), e^{x+1} = e * e^x, 2^3 = 8") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
+  CHECK(decide_equal(c, c.mul(c.exp(x), c.exp(y)), c.exp(c.add(x, y))).proved());
+  CHECK(decide_equal(c, c.exp(c.add(x, c.one())), c.mul(c.exp(c.one()), c.exp(x))).proved());
+  CHECK(decide_equal(c, c.ex2(c.add(x, c.constant(3))), c.mul(c.constant(8), c.ex2(x))).proved());
+  Expr half = c.constant(Rational(1, 2));
+  CHECK(decide_equal(c, c.mul(c.ex2(half), c.ex2(half)), c.constant(2)).proved());
+  CHECK(decide_equal(c, c.div(c.one(), c.exp(x)), c.exp(c.neg(x))).proved());
+}
+
+TEST_CASE("nvcc's split log2(e) pair and the fp32 constant both read as 1/ln2") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0);
+  Expr hi = c.constant(Rational::from_f32_bits(0x3FB8AA3Bu));
+  Expr lo = c.constant(Rational::from_f32_bits(0x32A57060u));
+  Expr split = c.ex2(c.add(c.mul(x, hi), c.mul(x, lo)));
+  CHECK(decide_equal(c, split, c.exp(x)).proved());
+  // A power of two times the constant too: ex2(x * (log2e / 8)) = exp(x / 8).
+  Expr eighth = c.constant(Rational::from_f32_bits(0x3FB8AA3Bu) * Rational(1, 8));
+  CHECK(decide_equal(c, c.ex2(c.mul(x, eighth)), c.exp(c.mul(x, c.constant(Rational(1, 8))))).proved());
+}
+
+TEST_CASE("rational functions: equal denominators up to a factor are recognized") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
+  Expr s = c.add(x, y);
+  // x/(x+y) + y/(x+y) = 1
+  CHECK(decide_equal(c, c.add(c.div(x, s), c.div(y, s)), c.one()).proved());
+  // (2x)/(2x+2y) = x/(x+y)
+  Expr two = c.constant(2);
+  CHECK(decide_equal(c, c.div(c.mul(two, x), c.add(c.mul(two, x), c.mul(two, y))), c.div(x, s)).proved());
+  // 1/x + 1/y = (x+y)/(xy): needs cross-multiplication
+  CHECK(decide_equal(c, c.add(c.pow(x, -1), c.pow(y, -1)), c.div(s, c.mul(x, y))).proved());
+  // (x+y)^2 = x^2 + 2xy + y^2
+  CHECK(decide_equal(c, c.pow(s, 2), c.add({c.pow(x, 2), c.mul({two, x, y}), c.pow(y, 2)})).proved());
+}
