@@ -1,6 +1,7 @@
 // Readable infix printing of expressions.
 #include "tileverify/expr.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace tileverify {
@@ -40,6 +41,16 @@ class Printer {
 
   void print(Expr e, int prec) {
     if (full()) return;
+    if (depth_ >= kMaxDepth) {  // deep chains (long accumulations) would exhaust the stack
+      out += "...";
+      limit_ = out.size();  // nothing more after the cut
+      return;
+    }
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(x) { ++d; }
+      ~Depth() { --d; }
+    } guard(depth_);
     switch (ctx_.op(e)) {
       case Op::Const: {
         bool frac = false;
@@ -127,6 +138,19 @@ class Printer {
 
   void print_add(Expr e, int prec) {
     if (prec > 1) emit("(");
+    // Nested sums print without parentheses, so gather their terms
+    // iteratively: accumulation chains are far deeper than the stack.
+    std::vector<Expr> terms, consts, stack;
+    for (std::size_t i = ctx_.children(e).size(); i-- > 0;) stack.push_back(ctx_.children(e)[i]);
+    while (!stack.empty() && terms.size() < limit_) {
+      Expr t = stack.back();
+      stack.pop_back();
+      if (ctx_.op(t) == Op::Add) {
+        for (std::size_t i = ctx_.children(t).size(); i-- > 0;) stack.push_back(ctx_.children(t)[i]);
+      } else {
+        (ctx_.op(t) == Op::Const ? consts : terms).push_back(t);
+      }
+    }
     bool first = true;
     auto term = [&](Expr t) {
       bool neg = negative_term(t);
@@ -140,10 +164,9 @@ class Printer {
       else
         print(t, 1);
     };
-    for (Expr t : ctx_.children(e))
-      if (ctx_.op(t) != Op::Const) term(t);
-    for (Expr t : ctx_.children(e))
-      if (ctx_.op(t) == Op::Const) term(t);
+    for (Expr t : terms) term(t);
+    for (Expr t : consts) term(t);
+    if (!stack.empty()) emit(" + ...");
     if (prec > 1) emit(")");
   }
 
@@ -212,8 +235,10 @@ class Printer {
     if (paren) emit(")");
   }
 
+  static constexpr int kMaxDepth = 512;
   const ExprContext& ctx_;
   std::size_t limit_;
+  int depth_ = 0;
 };
 
 }  // namespace

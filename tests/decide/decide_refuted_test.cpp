@@ -1,1 +1,95 @@
+// Non-identities the decider must refute, each with a counterexample on which
+// the two sides really evaluate differently (issue: foundation, "Refuted").
+#include "tileverify/decide.hpp"
+#include "../../examples/workloads.hpp"
+
 #include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace tileverify;
+using namespace tileverify::workloads;
+
+namespace {
+
+// Replays the counterexample independently (long double, not the decider's
+// MPFR path) and checks that the sides differ there as reported.
+void require_refuted(const ExprContext& c, Expr lhs, Expr rhs) {
+  Decision d = decide_equal(c, lhs, rhs);
+  INFO(c.to_string(lhs, 200) << "  vs  " << c.to_string(rhs, 200) << " : " << d.reason);
+  REQUIRE(d.verdict == Verdict::Refuted);
+  const Counterexample& cx = d.counterexample;
+  // Every input of either side has a value.
+  for (Expr s : c.symbols_of({lhs, rhs})) {
+    bool found = false;
+    for (const auto& kv : cx.inputs.values) found = found || kv.first == s;
+    CHECK(found);
+  }
+  long double l = evaluate(c, lhs, cx.inputs), r = evaluate(c, rhs, cx.inputs);
+  CHECK(std::isfinite(double(l)));
+  CHECK(std::isfinite(double(r)));
+  CHECK(std::fabs(double(l - r)) > 1e-9 * std::max(1.0, std::fabs(double(l))));
+  CHECK(std::fabs(double(l) - cx.lhs) <= 1e-9 * std::max(1.0, std::fabs(double(l))));
+  CHECK(std::fabs(double(r) - cx.rhs) <= 1e-9 * std::max(1.0, std::fabs(double(r))));
+  CHECK(!cx.lhs_value.empty());
+  CHECK(!cx.rhs_value.empty());
+}
+
+}  // namespace
+
+TEST_CASE("online softmax without the rescale factor is refuted") {
+  ExprContext c;
+  auto naive = naive_softmax(c, 4);
+  auto buggy = online_softmax(c, 4, ExpForm::Exp, /*rescale=*/false);
+  for (std::size_t i = 0; i < naive.size(); ++i) require_refuted(c, naive[i], buggy[i]);
+}
+
+TEST_CASE("a max argument that does not cancel is refuted") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1), x2 = c.symbol("x", 2);
+  // exp(x0 - max(x0, x1)) against exp(x0 - max(x0, x2)): no common denominator cancels the max.
+  require_refuted(c, c.exp(c.sub(x0, c.max(x0, x1))), c.exp(c.sub(x0, c.max(x0, x2))));
+  // A softmax numerator stabilized with the max but divided by an unstabilized sum.
+  Expr m = c.max(x0, x1);
+  Expr good = c.div(c.exp(c.sub(x0, m)), c.add(c.exp(c.sub(x0, m)), c.exp(c.sub(x1, m))));
+  Expr bad = c.div(c.exp(c.sub(x0, m)), c.add(c.exp(x0), c.exp(x1)));
+  require_refuted(c, good, bad);
+}
+
+TEST_CASE("a dropped ReLU is refuted: max(x, 0) * w against x * w") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), w = c.symbol("w", 0);
+  require_refuted(c, c.mul(c.max(x, c.zero()), w), c.mul(x, w));
+}
+
+TEST_CASE("a dropped term is refuted") {
+  ExprContext c;
+  std::vector<Expr> all, dropped;
+  for (int k = 0; k < 16; ++k) {
+    Expr t = c.mul(c.symbol("a", std::uint32_t(k)), c.symbol("b", std::uint32_t(k)));
+    all.push_back(t);
+    if (k != 15) dropped.push_back(t);  // the boundary tile's last element is lost
+  }
+  require_refuted(c, c.add(all), c.add(dropped));
+}
+
+TEST_CASE("swapped operands of a subtraction are refuted") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), m = c.symbol("m", 0);
+  require_refuted(c, c.exp(c.sub(x, m)), c.exp(c.sub(m, x)));
+  require_refuted(c, c.sub(x, m), c.sub(m, x));
+}
+
+TEST_CASE("wrong constants are refuted, even near-misses of log2(e)") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0);
+  // 1.4427 is not a known representation of 1/ln2: 2^(1.4427 x) != e^x over the reals.
+  require_refuted(c, c.ex2(c.mul(x, c.constant(Rational::parse("1.4427")))), c.exp(x));
+  require_refuted(c, c.exp(c.add(x, c.one())), c.exp(x));
+}
+
+TEST_CASE("refuted case inside a case split: max(a,b) - min(a,b) is not a - b") {
+  ExprContext c;
+  Expr a = c.symbol("a", 0), b = c.symbol("b", 0);
+  require_refuted(c, c.sub(c.max(a, b), c.min(a, b)), c.sub(a, b));
+}

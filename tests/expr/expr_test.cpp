@@ -1,1 +1,93 @@
+#include "tileverify/expr.hpp"
+
 #include <doctest/doctest.h>
+
+#include <stdexcept>
+
+using namespace tileverify;
+
+TEST_CASE("structurally equal expressions share one handle") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("x", 1);
+  CHECK(c.symbol("x", 0) == x);
+  CHECK(c.symbol("y", 0) != x);
+  CHECK(c.add(x, y) == c.add(y, x));
+  CHECK(c.mul(x, y) == c.mul(y, x));
+  CHECK(c.exp(c.sub(x, y)) == c.exp(c.sub(x, y)));
+  CHECK(c.constant(Rational(2, 4)) == c.constant(Rational(1, 2)));
+}
+
+TEST_CASE("constructors canonicalize cheaply") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("x", 1), z = c.symbol("x", 2);
+  CHECK(c.add(x, c.zero()) == x);
+  CHECK(c.mul(x, c.one()) == x);
+  CHECK(c.mul(x, c.zero()) == c.zero());
+  CHECK(c.add(c.add(x, y), z) == c.add(x, c.add(y, z)));  // flattened and sorted
+  CHECK(c.children(c.add(c.add(x, y), z)).size() == 3);
+  CHECK(c.add(c.constant(2), c.add(x, c.constant(3))) == c.add(x, c.constant(5)));
+  CHECK(c.mul(c.constant(2), c.mul(x, c.constant(3))) == c.mul(c.constant(6), x));
+  CHECK(c.neg(c.neg(x)) == x);
+  CHECK(c.max(c.neg_inf(), x) == x);
+  CHECK(c.max(x, x) == x);
+  CHECK(c.max(c.max(x, y), c.max(y, x)) == c.max(x, y));
+  CHECK(c.min(c.pos_inf(), x) == x);
+  CHECK(c.max(c.constant(1), c.constant(3)) == c.constant(3));
+  CHECK(c.exp(c.zero()) == c.one());
+  CHECK(c.exp(c.neg_inf()) == c.zero());
+  CHECK(c.add(c.neg_inf(), x) == c.neg_inf());
+  CHECK(c.pow(c.pow(x, 2), 3) == c.pow(x, 6));
+  CHECK(c.pow(x, 1) == x);
+  CHECK(c.pow(c.constant(2), -2) == c.constant(Rational(1, 4)));
+  CHECK(c.ex2(c.constant(3)) == c.constant(8));
+  CHECK(c.select(Cmp::LT, x, y, z, z) == z);
+  CHECK(c.select(Cmp::LT, c.one(), c.constant(2), x, y) == x);
+}
+
+TEST_CASE("the flatten limit keeps long chains from being copied over and over") {
+  ExprContext c;
+  c.set_flatten_limit(4);
+  Expr s = c.zero();
+  for (int i = 0; i < 20; ++i) s = c.add(s, c.symbol("x", std::uint32_t(i)));
+  CHECK(c.children(s).size() <= 5);
+}
+
+TEST_CASE("parent counts see each distinct user once") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("x", 1);
+  CHECK(c.parent_count(x) == 0);
+  c.mul(x, x);
+  c.add(x, y);
+  c.add(x, y);  // interned: no new user
+  CHECK(c.parent_count(x) == 2);
+  CHECK(c.parent_count(y) == 1);
+}
+
+TEST_CASE("expressions print readably") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1);
+  CHECK(c.to_string(c.exp(c.sub(x0, c.max(x0, x1)))) == "exp(x[0] - max(x[0], x[1]))");
+  CHECK(c.to_string(c.div(x0, c.add(x0, x1))) == "x[0] / (x[0] + x[1])");
+  CHECK(c.to_string(c.mul(c.constant(Rational(1, 8)), x0)) == "0.125*x[0]");
+  CHECK(c.to_string(c.sub(c.constant(3), x0)) == "-x[0] + 3");
+  CHECK(c.to_string(c.pow(x0, 2)) == "x[0]^2");
+  CHECK(c.to_string(c.func("rsqrt", {x1})) == "rsqrt(x[1])");
+  CHECK(c.to_string(c.select(Cmp::GT, x0, c.zero(), x0, c.zero())) == "select(x[0] > 0, x[0], 0)");
+  CHECK(c.to_string(c.ex2(x0)) == "exp(ln2*x[0])");
+  std::string cut = c.to_string(c.add(c.max(x0, x1), c.exp(x1)), 10);
+  CHECK(cut.size() == 13);
+  CHECK(cut.substr(10) == "...");
+}
+
+TEST_CASE("long-double evaluation follows the real semantics") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
+  Assignment a;
+  a.values = {{x, Rational(1, 2)}, {y, Rational(-2)}};
+  CHECK(double(evaluate(c, c.add(x, y), a)) == doctest::Approx(-1.5));
+  CHECK(double(evaluate(c, c.max(x, y), a)) == doctest::Approx(0.5));
+  CHECK(double(evaluate(c, c.div(x, y), a)) == doctest::Approx(-0.25));
+  CHECK(double(evaluate(c, c.ex2(y), a)) == doctest::Approx(0.25));
+  CHECK(double(evaluate(c, c.select(Cmp::LT, x, y, x, y), a)) == doctest::Approx(-2));
+  CHECK_THROWS_AS(evaluate(c, c.symbol("z", 0), a), std::out_of_range);
+}

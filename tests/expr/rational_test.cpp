@@ -1,1 +1,63 @@
+#include "tileverify/rational.hpp"
+
 #include <doctest/doctest.h>
+
+#include <stdexcept>
+
+using tileverify::Rational;
+
+TEST_CASE("rationals stay exact past 64 bits and come back") {
+  Rational big = Rational(INT64_MAX) * Rational(INT64_MAX);
+  CHECK_FALSE(big.is_small());
+  Rational back = big / Rational(INT64_MAX);
+  CHECK(back.is_small());
+  CHECK(back == Rational(INT64_MAX));
+  CHECK((big - big).is_zero());
+  CHECK(Rational(1, 3) + Rational(1, 6) == Rational(1, 2));
+  CHECK(Rational(-4, 6) == Rational(2, -3));
+  CHECK(Rational(7, 2).floor() == Rational(3));
+  CHECK(Rational(-7, 2).floor() == Rational(-4));
+  CHECK(Rational::pow2(-70) * Rational::pow2(70) == Rational(1));
+  CHECK(Rational(2, 3).pow(-2) == Rational(9, 4));
+  CHECK(Rational(1, 3) < Rational(1, 2));
+  CHECK(big > Rational(INT64_MAX));
+}
+
+TEST_CASE("float bit patterns convert exactly") {
+  // nvcc's fp32 log2(e)
+  CHECK(Rational::from_f32_bits(0x3FB8AA3Bu) == Rational(12102203, 8388608));
+  CHECK(Rational::from_f32_bits(0x3F800000u) == Rational(1));
+  CHECK(Rational::from_f32_bits(0xBF000000u) == Rational(-1, 2));
+  CHECK(Rational::from_f32_bits(0x00000001u) == Rational::pow2(-149));  // smallest subnormal
+  CHECK(Rational::from_f64_bits(0x3FF0000000000000ull) == Rational(1));
+  CHECK(Rational::from_double(0.1) != Rational(1, 10));
+  CHECK_THROWS_AS(Rational::from_f32_bits(0x7F800000u), std::domain_error);
+}
+
+TEST_CASE("parsing decimals and fractions is exact, bad text throws") {
+  CHECK(Rational::parse("0.125") == Rational(1, 8));
+  CHECK(Rational::parse("-3/4") == Rational(-3, 4));
+  CHECK(Rational::parse("1e-3") == Rational(1, 1000));
+  CHECK(Rational::parse("2.5E2") == Rational(250));
+  CHECK_THROWS_AS(Rational::parse("abc"), std::invalid_argument);
+  CHECK_THROWS_AS(Rational::parse("1/0"), std::invalid_argument);
+  CHECK_THROWS_AS(Rational::parse(""), std::invalid_argument);
+  CHECK_THROWS_AS(Rational(1, 0), std::domain_error);
+}
+
+TEST_CASE("powers of two are recognized with their sign") {
+  int k = 0, s = 0;
+  CHECK(Rational(-8).is_signed_power_of_two(&k, &s));
+  CHECK(k == 3);
+  CHECK(s == -1);
+  CHECK(Rational(1, 16).is_signed_power_of_two(&k, &s));
+  CHECK(k == -4);
+  CHECK_FALSE(Rational(3, 4).is_signed_power_of_two(&k, &s));
+  CHECK_FALSE(Rational(0).is_signed_power_of_two(&k, &s));
+}
+
+TEST_CASE("equal values hash equally") {
+  CHECK(Rational(2, 4).hash() == Rational(1, 2).hash());
+  Rational big = Rational::pow2(100);
+  CHECK(big.hash() == (Rational::pow2(99) * Rational(2)).hash());
+}
