@@ -470,9 +470,27 @@ bool Algebra::same_body(const Body& a, const Body& b) {
   return true;
 }
 
-const Body& Algebra::body_ref(const Sum& s, std::shared_ptr<const Body>& cache) {
-  if (!cache) cache = body(s);
-  return *cache;
+const Body& Algebra::num_body(const NF& a) {
+  if (!a.num_body) a.num_body = body(a.num);
+  return *a.num_body;
+}
+
+const Body& Algebra::den_body(const Den& d) {
+  if (!d.body) d.body = body(d.sum);
+  return *d.body;
+}
+
+bool Algebra::same_den(const std::shared_ptr<const Den>& a, const std::shared_ptr<const Den>& b) {
+  if (a == b) return true;
+  if (a->sum.terms.size() != b->sum.terms.size()) return false;
+  auto key = a.get() < b.get() ? std::make_pair(a.get(), b.get()) : std::make_pair(b.get(), a.get());
+  auto it = same_den_memo_.find(key);
+  if (it != same_den_memo_.end()) return it->second;
+  bool same = same_body(den_body(*a), den_body(*b));
+  compared_dens_.push_back(a);
+  compared_dens_.push_back(b);
+  same_den_memo_.emplace(key, same);
+  return same;
 }
 
 // ---------------------------------------------------------------- normal forms
@@ -489,76 +507,67 @@ NF Algebra::neg(NF a) {
   return a;
 }
 
+void Algebra::set_den(NF& r, Sum d) {
+  if (d.zero()) throw LimitHit{"division by an expression that is identically zero"};
+  if (d.single()) {
+    r.num = mul(std::move(r.num), div(Term{}, d.scale));
+    r.num_body.reset();
+    r.den.reset();
+    return;
+  }
+  auto den = std::make_shared<Den>();
+  den->sum = std::move(d);
+  r.den = std::move(den);
+}
+
 // Cancels a numerator against a denominator that equals it up to a single term.
 void Algebra::simplify(NF& a) {
-  if (!a.has_den) return;
+  if (!a.den) return;
   if (a.num.zero()) {
-    a.has_den = false;
-    a.den = Sum{};
-    a.den_body.reset();
+    a.den.reset();
     return;
   }
-  if (a.den.single()) {
-    a.num = mul(std::move(a.num), div(Term{}, a.den.scale));
-    a.has_den = false;
-    a.den = Sum{};
-    a.num_body.reset();
-    a.den_body.reset();
-    return;
-  }
-  if (a.num.terms.size() != a.den.terms.size()) return;
-  const Body& bn = body_ref(a.num, a.num_body);
-  const Body& bd = body_ref(a.den, a.den_body);
+  if (a.num.terms.size() != a.den->sum.terms.size()) return;
+  const Body& bn = num_body(a);
+  const Body& bd = den_body(*a.den);
   if (!same_body(bn, bd)) return;
-  Term q = div(bn.lead, bd.lead);
-  a.num = sum_of(q);
-  a.has_den = false;
-  a.den = Sum{};
+  a.num = sum_of(div(bn.lead, bd.lead));
   a.num_body.reset();
-  a.den_body.reset();
+  a.den.reset();
 }
 
 NF Algebra::add(NF a, NF b) {
   if (a.num.zero()) return b;
   if (b.num.zero()) return a;
   NF r;
-  if (!a.has_den && !b.has_den) {
+  if (!a.den && !b.den) {
     r.num = add(std::move(a.num), std::move(b.num));
     return r;
   }
-  if (a.has_den && b.has_den) {
-    if (a.den.terms.size() == b.den.terms.size()) {
-      const Body& ba = body_ref(a.den, a.den_body);
-      const Body& bb = body_ref(b.den, b.den_body);
-      if (same_body(ba, bb)) {
-        // D_a = (lead_a / lead_b) · D_b, so n_b / D_b = n_b · (lead_a / lead_b) / D_a.
-        Term ratio = div(ba.lead, bb.lead);
-        r.num = add(std::move(a.num), mul(std::move(b.num), ratio));
-        r.den = std::move(a.den);
-        r.den_body = a.den_body;
-        r.has_den = true;
-        simplify(r);
-        return r;
-      }
+  if (a.den && b.den) {
+    if (same_den(a.den, b.den)) {
+      // D_a = (lead_a / lead_b) * D_b, so n_b / D_b = n_b * (lead_a / lead_b) / D_a.
+      Term ratio = div(den_body(*a.den).lead, den_body(*b.den).lead);
+      r.num = add(std::move(a.num), mul(std::move(b.num), ratio));
+      r.den = a.den;
+      simplify(r);
+      return r;
     }
-    r.num = add(mul(a.num, b.den), mul(b.num, a.den));
-    r.den = mul(std::move(a.den), std::move(b.den));
-    r.has_den = true;
+    r.num = add(mul(std::move(a.num), b.den->sum), mul(std::move(b.num), a.den->sum));
+    set_den(r, mul(a.den->sum, b.den->sum));
     simplify(r);
     return r;
   }
-  if (b.has_den) std::swap(a, b);  // now only a has a denominator
-  r.num = add(std::move(a.num), mul(std::move(b.num), a.den));
-  r.den = std::move(a.den);
-  r.den_body = a.den_body;
-  r.has_den = true;
+  if (b.den) std::swap(a, b);  // now only a has a denominator
+  r.num = add(std::move(a.num), mul(std::move(b.num), a.den->sum));
+  r.den = a.den;
   simplify(r);
   return r;
 }
 
 NF Algebra::add_many(std::vector<NF>& parts) {
   bool plain = true;
-  for (const NF& p : parts) plain = plain && !p.has_den;
+  for (const NF& p : parts) plain = plain && !p.den;
   if (plain) {
     std::vector<Sum> sums;
     sums.reserve(parts.size());
@@ -575,31 +584,26 @@ NF Algebra::add_many(std::vector<NF>& parts) {
 NF Algebra::mul(NF a, NF b) {
   if (a.num.zero() || b.num.zero()) return NF{};
   // Cancel a denominator against the other side's numerator when they agree
-  // up to a single term: (e^x / Σe^{x_j}) · (Σe^{x_j}) needs no expansion.
+  // up to a single term: (e^x / sum_j e^{x_j}) * (sum_j e^{x_j}) needs no expansion.
   auto cancel = [&](NF& d, NF& n) {
-    if (!d.has_den || n.num.single() || d.den.terms.size() != n.num.terms.size()) return;
-    const Body& bd = body_ref(d.den, d.den_body);
-    const Body& bn = body_ref(n.num, n.num_body);
+    if (!d.den || n.num.single() || d.den->sum.terms.size() != n.num.terms.size()) return;
+    const Body& bd = den_body(*d.den);
+    const Body& bn = num_body(n);
     if (!same_body(bd, bn)) return;
     n.num = sum_of(div(bn.lead, bd.lead));
     n.num_body.reset();
-    d.has_den = false;
-    d.den = Sum{};
-    d.den_body.reset();
+    d.den.reset();
   };
   cancel(a, b);
   cancel(b, a);
   NF r;
   r.num = mul(std::move(a.num), std::move(b.num));
-  if (a.has_den && b.has_den) {
-    r.den = mul(std::move(a.den), std::move(b.den));
-    r.has_den = true;
-  } else if (a.has_den || b.has_den) {
-    NF& d = a.has_den ? a : b;
-    r.den = std::move(d.den);
-    r.den_body = d.den_body;
-    r.has_den = true;
-  }
+  if (a.den && b.den)
+    set_den(r, mul(a.den->sum, b.den->sum));
+  else if (a.den)
+    r.den = a.den;
+  else if (b.den)
+    r.den = b.den;
   simplify(r);
   return r;
 }
@@ -609,17 +613,15 @@ NF Algebra::inverse(NF a) {
   NF r;
   if (a.num.single()) {
     Term inv = div(Term{}, a.num.scale);
-    if (a.has_den)
-      r.num = mul(std::move(a.den), inv);
-    else
-      r.num = sum_of(inv);
+    r.num = a.den ? mul(a.den->sum, inv) : sum_of(inv);
     return r;
   }
-  r.num = a.has_den ? std::move(a.den) : sum_of(Term{});
-  r.num_body = a.has_den ? a.den_body : nullptr;
-  r.den = std::move(a.num);
-  r.den_body = a.num_body;
-  r.has_den = true;
+  r.num = a.den ? a.den->sum : sum_of(Term{});
+  r.num_body = a.den ? a.den->body : nullptr;
+  auto den = std::make_shared<Den>();
+  den->sum = std::move(a.num);
+  den->body = a.num_body;
+  r.den = std::move(den);
   return r;
 }
 
@@ -640,7 +642,7 @@ NF Algebra::pow(NF a, int k) {
 }
 
 bool Algebra::exp_of(const NF& arg, Term* out) {
-  if (arg.has_den) return false;
+  if (arg.den) return false;
   const Sum& s = arg.num;
   if (s.zero()) {
     *out = Term{};

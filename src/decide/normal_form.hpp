@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -113,11 +114,18 @@ struct Body {
   std::size_t hash = 0;
 };
 
+// A denominator: an immutable sum of at least two terms, shared between the
+// normal forms that divide by it (every output of a softmax row divides by the
+// same one), with its body computed once.
+struct Den {
+  Sum sum;
+  mutable std::shared_ptr<const Body> body;
+};
+
 struct NF {
   Sum num;
-  Sum den;  // meaningful only when has_den; then it has at least two terms
-  bool has_den = false;
-  mutable std::shared_ptr<const Body> num_body, den_body;  // lazily computed
+  std::shared_ptr<const Den> den;  // null: the denominator is 1
+  mutable std::shared_ptr<const Body> num_body;  // lazily computed
 };
 
 // The tables and the arithmetic on terms, sums and normal forms.
@@ -178,7 +186,10 @@ class Algebra {
   void sort_combine(std::vector<Term>& v);
   void note_terms(std::size_t n);
   void simplify(NF& a);
-  const Body& body_ref(const Sum& s, std::shared_ptr<const Body>& cache);
+  void set_den(NF& r, Sum d);
+  const Body& num_body(const NF& a);
+  const Body& den_body(const Den& d);
+  bool same_den(const std::shared_ptr<const Den>& a, const std::shared_ptr<const Den>& b);
 
   const ExprContext& ctx_;
   DecideLimits limits_;
@@ -188,6 +199,9 @@ class Algebra {
   std::unordered_map<std::uint64_t, MonoId> mono_mul_memo_;
   std::unordered_map<std::uint64_t, PolyId> poly_add_memo_;
   std::unordered_map<PolyId, PolyId> poly_neg_memo_;
+  // Denominator comparisons, remembered by identity (the dens are kept alive).
+  std::map<std::pair<const Den*, const Den*>, bool> same_den_memo_;
+  std::vector<std::shared_ptr<const Den>> compared_dens_;
   std::uint32_t ln2_atom_ = UINT32_MAX;
   MonoId ln2_mono_ = UINT32_MAX;
   std::vector<Rational> log2e_values_, ln2_values_;

@@ -118,7 +118,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       for (std::size_t i = 0; i < dep_ids.size(); ++i) parts.push_back(take(i));
       // Single terms first: they only rescale the sums they multiply.
       std::stable_sort(parts.begin(), parts.end(), [](const NF& x, const NF& y) {
-        return (x.num.single() && !x.has_den) > (y.num.single() && !y.has_den);
+        return (x.num.single() && !x.den) > (y.num.single() && !y.den);
       });
       NF acc = std::move(parts[0]);
       for (std::size_t i = 1; i < parts.size(); ++i) acc = alg_.mul(std::move(acc), std::move(parts[i]));
