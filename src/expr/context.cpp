@@ -179,6 +179,32 @@ Expr ExprContext::add(const std::vector<Expr>& terms) {
     kids.push_back(neg_inf_.id);
     kids.push_back(pos_inf_.id);
   }
+  // Combine like terms c1*t + c2*t (t = x - x is the common case: the first
+  // step of an online max subtracts a value from itself).
+  std::vector<std::pair<std::uint32_t, Rational>> like;
+  like.reserve(kids.size());
+  bool repeated = false;
+  for (std::uint32_t k : kids) {
+    const Node& n = nodes_[k];
+    if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a]].op == Op::Const)
+      like.emplace_back(kids_[n.a + 1], constants_[nodes_[kids_[n.a]].a]);
+    else if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a + 1]].op == Op::Const)
+      like.emplace_back(kids_[n.a], constants_[nodes_[kids_[n.a + 1]].a]);
+    else
+      like.emplace_back(k, Rational(1));
+  }
+  std::sort(like.begin(), like.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (std::size_t i = 1; i < like.size() && !repeated; ++i) repeated = like[i].first == like[i - 1].first;
+  if (repeated) {
+    kids.clear();
+    for (std::size_t i = 0; i < like.size();) {
+      Rational c = like[i].second;
+      std::size_t j = i + 1;
+      while (j < like.size() && like[j].first == like[i].first) c += like[j++].second;
+      if (!c.is_zero()) kids.push_back(c.is_one() ? like[i].first : mul(constant(c), Expr{like[i].first}).id);
+      i = j;
+    }
+  }
   if (!sum.is_zero()) kids.push_back(constant(sum).id);
   if (kids.empty()) return zero_;
   if (kids.size() == 1) return Expr{kids[0]};

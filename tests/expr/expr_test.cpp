@@ -28,6 +28,9 @@ TEST_CASE("constructors canonicalize cheaply") {
   CHECK(c.add(c.constant(2), c.add(x, c.constant(3))) == c.add(x, c.constant(5)));
   CHECK(c.mul(c.constant(2), c.mul(x, c.constant(3))) == c.mul(c.constant(6), x));
   CHECK(c.neg(c.neg(x)) == x);
+  CHECK(c.sub(x, x) == c.zero());
+  CHECK(c.add(x, x) == c.mul(c.constant(2), x));
+  CHECK(c.add({x, y, c.neg(x)}) == y);
   CHECK(c.max(c.neg_inf(), x) == x);
   CHECK(c.max(x, x) == x);
   CHECK(c.max(c.max(x, y), c.max(y, x)) == c.max(x, y));
