@@ -320,6 +320,17 @@ bool Rational::is_signed_power_of_two(int* k, int* sign_out) const {
   return true;
 }
 
+Rational Rational::odd_part() const {
+  if (is_zero()) return *this;
+  mp::mpq_rational v = as_mpq(num_, den_, big_);
+  mp::mpz_int n = mp::numerator(v), d = mp::denominator(v);
+  n >>= mp::lsb(mp::abs(n));
+  d >>= mp::lsb(d);
+  BigRational b;
+  b.v = mp::mpq_rational(n, d);
+  return from_big(std::move(b));
+}
+
 bool operator==(const Rational& a, const Rational& b) {
   if (!a.big_ && !b.big_) return a.num_ == b.num_ && a.den_ == b.den_;
   if (!a.big_ || !b.big_) return false;  // canonical: big values never fit the fast path

@@ -40,7 +40,7 @@ struct DecideLimits {
   double timeout_seconds = 60;         // wall clock per decision
   int max_power = 64;                  // largest |k| of x^k that is expanded
   unsigned witness_attempts = 40;      // random points tried to confirm a refutation
-  unsigned z3_timeout_ms = 5000;       // per Z3 query
+  unsigned z3_timeout_ms = 1000;       // per Z3 query (case splits)
   std::uint64_t seed = 0x7113;         // for the random points; decisions are reproducible
 };
 

@@ -54,28 +54,33 @@ struct Expr {
   friend bool operator<(Expr a, Expr b) { return a.id < b.id; }
 };
 
-// A read-only view of an expression's operands.
+// A read-only view of an expression's operands. It stays valid while the
+// context grows (it indexes the context's storage on every access), so code
+// may build new expressions while walking operands.
 class ExprRange {
  public:
-  ExprRange(const std::uint32_t* p, std::size_t n) : p_(p), n_(n) {}
+  ExprRange(const std::vector<std::uint32_t>* store, std::size_t offset, std::size_t n)
+      : store_(store), offset_(offset), n_(n) {}
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  Expr operator[](std::size_t i) const { return Expr{p_[i]}; }
+  Expr operator[](std::size_t i) const { return Expr{(*store_)[offset_ + i]}; }
   struct iterator {
-    const std::uint32_t* p;
-    Expr operator*() const { return Expr{*p}; }
+    const std::vector<std::uint32_t>* store;
+    std::size_t i;
+    Expr operator*() const { return Expr{(*store)[i]}; }
     iterator& operator++() {
-      ++p;
+      ++i;
       return *this;
     }
-    bool operator!=(const iterator& o) const { return p != o.p; }
-    bool operator==(const iterator& o) const { return p == o.p; }
+    bool operator!=(const iterator& o) const { return i != o.i; }
+    bool operator==(const iterator& o) const { return i == o.i; }
   };
-  iterator begin() const { return {p_}; }
-  iterator end() const { return {p_ + n_}; }
+  iterator begin() const { return {store_, offset_}; }
+  iterator end() const { return {store_, offset_ + n_}; }
 
  private:
-  const std::uint32_t* p_;
+  const std::vector<std::uint32_t>* store_;
+  std::size_t offset_;
   std::size_t n_;
 };
 

@@ -57,6 +57,15 @@ class Rational {
   Rational floor() const;
   bool fits_int64() const { return !big_ && den_ == 1; }
   std::int64_t to_int64() const { return num_; }  // precondition: fits_int64()
+  // x with every factor 2 removed from numerator and denominator (0 stays 0).
+  Rational odd_part() const;
+  // Numerator and denominator, when both fit 64 bits.
+  bool to_int64_pair(std::int64_t* num, std::int64_t* den) const {
+    if (big_) return false;
+    *num = num_;
+    *den = den_;
+    return true;
+  }
   // If x = ±2^k for some integer k, sets k and returns true.
   bool is_signed_power_of_two(int* k, int* sign_out) const;
 

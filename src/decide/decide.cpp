@@ -9,6 +9,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <z3++.h>
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -35,123 +37,100 @@ using detail::Real;
 
 // ---------------------------------------------------------------- Z3 encoding
 
-// Encodes expressions as Z3 real terms. exp and opaque functions become
-// uninterpreted functions (exp with exp(t) > 0), ln2 a constant between
-// 0.6931 and 0.6932: an over-approximation of the real semantics, so an
-// "unsat" answer is a proof about the reals.
-class Z3Encoder {
+// Encodes normal forms as Z3 real terms. Atoms become free real variables
+// (inputs by name; max/min/select atoms are tied to their chosen operand by
+// the case constraints), exp an uninterpreted function with exp(t) > 0, ln2
+// a constant between 0.6931 and 0.6932. Everything else about the atoms is
+// forgotten: an over-approximation of the reals, so "unsat" is a proof.
+class NfEncoder {
  public:
-  Z3Encoder(const ExprContext& ctx, z3::context& z) : ctx_(ctx), z_(z), side_(z) {}
+  NfEncoder(z3::context& z, detail::Algebra& alg, const ExprContext& ctx)
+      : z_(z), alg_(alg), ctx_(ctx), side_(z), exp_(z.function("exp", z.real_sort(), z.real_sort())) {}
 
-  std::optional<z3::expr> encode(Expr root) {
-    std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
-    while (!stack.empty()) {
-      auto [id, ready] = stack.back();
-      stack.pop_back();
-      if (cache_.count(id)) continue;
-      Expr e{id};
-      if (!ready) {
-        stack.push_back({id, true});
-        for (Expr c : ctx_.children(e))
-          if (!cache_.count(c.id)) stack.push_back({c.id, false});
-        continue;
-      }
-      auto r = encode_node(e);
-      if (!r) return std::nullopt;
-      cache_.emplace(id, *r);
-    }
-    return cache_.at(root.id);
+  std::optional<z3::expr> nf(const detail::NF& n) {
+    auto num = sum(n.num);
+    if (!num || !n.den) return num;
+    auto den = sum(n.den->sum);
+    if (!den) return std::nullopt;
+    return *num / *den;
   }
-
+  // The scale is multiplied into every term first: scales carry reciprocals
+  // (x1 * (1 - 1.5/x1)) that are not in the sum and that Z3 would have to
+  // reason about at x1 = 0.
+  std::optional<z3::expr> sum(const detail::Sum& s) {
+    if (s.zero()) return z_.real_val(0);
+    std::optional<z3::expr> acc;
+    for (const detail::Term& t : s.terms) {
+      auto e = term(alg_.mul(s.scale, t));
+      if (!e) return std::nullopt;
+      acc = acc ? *acc + *e : *e;
+    }
+    return acc;
+  }
+  z3::expr atom(std::uint32_t a) {
+    auto it = atoms_.find(a);
+    if (it != atoms_.end()) return it->second;
+    std::string name;
+    if (a < detail::Algebra::kSyntheticAtom && ctx_.op(Expr{a}) == Op::Symbol)
+      name = ctx_.symbol_tensor(Expr{a}) + "[" + std::to_string(ctx_.symbol_index(Expr{a})) + "]";
+    else if (a == alg_.ln2_atom())
+      name = "ln2";
+    else
+      name = "atom" + std::to_string(a);
+    z3::expr v = z_.real_const(name.c_str());
+    if (a == alg_.ln2_atom()) side_.push_back(v > z_.real_val("6931/10000") && v < z_.real_val("6932/10000"));
+    atoms_.emplace(a, v);
+    return v;
+  }
   const z3::expr_vector& side_conditions() const { return side_; }
-  const std::unordered_map<std::uint32_t, z3::expr>& symbols() const { return symbols_; }
+  const std::unordered_map<std::uint32_t, z3::expr>& atoms() const { return atoms_; }
 
  private:
-  std::optional<z3::expr> encode_node(Expr e) {
-    auto kid = [&](std::size_t i) { return cache_.at(ctx_.children(e)[i].id); };
-    std::size_t n = ctx_.children(e).size();
-    switch (ctx_.op(e)) {
-      case Op::Const: {
-        const Rational& v = ctx_.constant_value(e);
-        return z_.real_val(v.str().c_str());
-      }
-      case Op::NegInf:
-      case Op::PosInf: return std::nullopt;
-      case Op::Named: {
-        z3::expr c = z_.real_const("ln2");
-        side_.push_back(c > z_.real_val("6931/10000") && c < z_.real_val("6932/10000"));
-        return c;
-      }
-      case Op::Symbol: {
-        std::string name = ctx_.symbol_tensor(e) + "[" + std::to_string(ctx_.symbol_index(e)) + "]";
-        z3::expr c = z_.real_const(name.c_str());
-        symbols_.emplace(e.id, c);
-        return c;
-      }
-      case Op::Add: {
-        z3::expr r = kid(0);
-        for (std::size_t i = 1; i < n; ++i) r = r + kid(i);
-        return r;
-      }
-      case Op::Mul: {
-        z3::expr r = kid(0);
-        for (std::size_t i = 1; i < n; ++i) r = r * kid(i);
-        return r;
-      }
-      case Op::Pow: {
-        int k = ctx_.pow_exponent(e);
-        if (k > 16 || k < -16) return std::nullopt;
-        z3::expr b = kid(0);
-        z3::expr r = b;
-        for (int i = 1; i < (k < 0 ? -k : k); ++i) r = r * b;
-        if (k < 0) r = z_.real_val(1) / r;
-        return r;
-      }
-      case Op::Exp: {
-        z3::func_decl f = z_.function("exp", z_.real_sort(), z_.real_sort());
-        z3::expr r = f(kid(0));
-        side_.push_back(r > 0);
-        return r;
-      }
-      case Op::Max:
-      case Op::Min: {
-        bool is_max = ctx_.op(e) == Op::Max;
-        z3::expr r = kid(0);
-        for (std::size_t i = 1; i < n; ++i) r = z3::ite(is_max ? kid(i) > r : kid(i) < r, kid(i), r);
-        return r;
-      }
-      case Op::Select: {
-        z3::expr a = kid(0), b = kid(1);
-        z3::expr c = a < b;
-        switch (ctx_.select_cmp(e)) {
-          case Cmp::LT: c = a < b; break;
-          case Cmp::LE: c = a <= b; break;
-          case Cmp::GT: c = a > b; break;
-          case Cmp::GE: c = a >= b; break;
-          case Cmp::EQ: c = a == b; break;
-          case Cmp::NE: c = a != b; break;
-        }
-        return z3::ite(c, kid(2), kid(3));
-      }
-      case Op::Func: {
-        z3::sort_vector dom(z_);
-        z3::expr_vector args(z_);
-        for (std::size_t i = 0; i < n; ++i) {
-          dom.push_back(z_.real_sort());
-          args.push_back(kid(i));
-        }
-        z3::func_decl f = z_.function(ctx_.name(e).c_str(), dom, z_.real_sort());
-        return f(args);
-      }
+  std::optional<z3::expr> poly(detail::PolyId p) {
+    std::size_t n = 0;
+    const detail::PolyEntry* e = alg_.poly_entries(p, &n);
+    z3::expr acc = z_.real_val(0);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto m = mono(e[i].mono);
+      if (!m) return std::nullopt;
+      acc = acc + z_.real_val(alg_.coef(e[i].coef).str().c_str()) * *m;
     }
-    return std::nullopt;
+    return acc;
+  }
+  std::optional<z3::expr> mono(detail::MonoId m) {
+    std::size_t n = 0;
+    const detail::MonoEntry* e = alg_.mono_entries(m, &n);
+    std::optional<z3::expr> num, den;
+    for (std::size_t i = 0; i < n; ++i) {
+      int p = e[i].power;
+      if (p > 16 || p < -16) return std::nullopt;
+      z3::expr v = atom(e[i].atom);
+      std::optional<z3::expr>& side = p < 0 ? den : num;
+      for (int k = 0; k < (p < 0 ? -p : p); ++k) side = side ? *side * v : v;
+    }
+    z3::expr r = num ? *num : z_.real_val(1);
+    return den ? r / *den : r;
+  }
+  std::optional<z3::expr> term(const detail::Term& t) {
+    auto m = mono(t.mono);
+    if (!m) return std::nullopt;
+    z3::expr r = t.coef.is_one() ? *m : z_.real_val(t.coef.str().c_str()) * *m;
+    if (t.exp || t.cexp) {
+      auto h = poly(t.exp), c = poly(t.cexp);
+      if (!h || !c) return std::nullopt;
+      z3::expr x = exp_(*h + *c);
+      side_.push_back(x > 0);
+      r = r * x;
+    }
+    return r;
   }
 
-  const ExprContext& ctx_;
   z3::context& z_;
+  detail::Algebra& alg_;
+  const ExprContext& ctx_;
   z3::expr_vector side_;
-  std::unordered_map<std::uint32_t, z3::expr> cache_;
-  std::unordered_map<std::uint32_t, z3::expr> symbols_;
+  z3::func_decl exp_;
+  std::unordered_map<std::uint32_t, z3::expr> atoms_;
 };
 
 }  // namespace
@@ -183,7 +162,16 @@ struct Decider::Impl {
 std::optional<Counterexample> Decider::Impl::check_point(detail::NumericEvaluator& ev,
                                                          const std::vector<Rational>& point) {
   auto vals = ev.eval(point);
-  if (!vals || !detail::numerically_different((*vals)[0], (*vals)[1])) return std::nullopt;
+  static const Real strict("1e-60"), loose("1e-4");
+  if (!vals || !detail::numerically_different((*vals)[0], (*vals)[1], ev.uses_ln2() ? loose : strict))
+    return std::nullopt;
+  if (ev.uses_ln2()) {
+    // The decider reads nvcc's float log2(e) as 1/ln2; the difference must
+    // also show when the constants are read that way, or it may be nothing
+    // but that reading, amplified (nested exponentials amplify it without bound).
+    auto read = ev.eval(point, true);
+    if (!read || !detail::numerically_different((*read)[0], (*read)[1], loose)) return std::nullopt;
+  }
   Counterexample cx;
   for (std::size_t i = 0; i < ev.symbols().size(); ++i) cx.inputs.values.emplace_back(ev.symbols()[i], point[i]);
   cx.lhs_value = detail::real_to_string((*vals)[0]);
@@ -211,21 +199,26 @@ std::optional<Counterexample> Decider::Impl::search_witness(Expr a, Expr b, unsi
 
 // Splits on which operand every max/min takes (ties go to the first operand,
 // so the cases partition the input space) and which branch every select
-// takes. Each feasible case is proved by normal forms with the chosen operands
-// substituted, or else by Z3 under the case's conditions. Proved only if every
+// takes. A case is proved by normal forms with the chosen operands
+// substituted, or else by Z3: the difference of the two sides' normal forms
+// cannot be nonzero under the case's constraints. Proved only if every
 // feasible case is proved and at least one case is feasible.
 Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
-  z3::context z;
-  Z3Encoder enc(ctx, z);
   struct Atom {
     std::uint32_t key;
     std::vector<std::uint32_t> alts;
-    std::vector<z3::expr> conditions;
+    std::vector<z3::expr> conditions;  // case i holds: the atom equals alts[i], and alts[i] wins
   };
+  z3::context z;
+  NfEncoder enc(z, alg, ctx);
   std::vector<Atom> atoms;
   std::unordered_map<std::uint32_t, bool> seen_node, seen_key;
   std::vector<std::uint32_t> stack{a.id, b.id};
-  std::string why_not;
+  auto cannot = [&](const std::string& what) {
+    d.reason = "the case split cannot encode " + what + " for Z3";
+    return d;
+  };
+  auto form = [&](std::uint32_t id) { return enc.nf(*norm.run(Expr{id})); };
   while (!stack.empty()) {
     std::uint32_t id = stack.back();
     stack.pop_back();
@@ -235,39 +228,42 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     for (Expr c : ctx.children(e)) stack.push_back(c.id);
     Op op = ctx.op(e);
     if (op != Op::Max && op != Op::Min && op != Op::Select) continue;
-    std::uint32_t key = op == Op::Select ? e.id : norm.atom_of(e);
+    std::uint32_t key;
+    if (!norm.atom_of(e, &key)) continue;  // flattened into an outer max/min
     if (seen_key[key]) continue;
     seen_key[key] = true;
-    Atom at{key, {}, {}};
+    Atom at{key, norm.alternatives(key), {}};
+    z3::expr self = enc.atom(key);
+    std::vector<z3::expr> zs;
+    for (std::uint32_t x : at.alts) {
+      auto ze = form(x);
+      if (!ze) return cannot("an operand");
+      zs.push_back(*ze);
+    }
     if (op == Op::Select) {
-      auto k = ctx.children(e);
-      auto whole = enc.encode(e);
-      auto l = enc.encode(k[0]), r = enc.encode(k[1]);
-      if (!whole || !l || !r) return d;
-      z3::expr cond = whole->arg(0);  // the ite's condition
-      at.alts = {k[2].id, k[3].id};
-      at.conditions = {cond, !cond};
-    } else {
-      const auto& args = norm.flat_args(e);
-      std::vector<z3::expr> zs;
-      for (std::uint32_t x : args) {
-        auto ze = enc.encode(Expr{x});
-        if (!ze) {
-          d.reason = "the case split cannot encode an operand for Z3 (an infinity or a large power)";
-          return d;
-        }
-        zs.push_back(*ze);
+      const auto* info = norm.select_info(key);
+      auto l = form(info->a), r = form(info->b);
+      if (!l || !r) return cannot("a comparison");
+      z3::expr cond = *l < *r;
+      switch (info->cmp) {
+        case Cmp::LT: cond = *l < *r; break;
+        case Cmp::LE: cond = *l <= *r; break;
+        case Cmp::GT: cond = *l > *r; break;
+        case Cmp::GE: cond = *l >= *r; break;
+        case Cmp::EQ: cond = *l == *r; break;
+        case Cmp::NE: cond = *l != *r; break;
       }
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        z3::expr c = z.bool_val(true);
-        for (std::size_t j = 0; j < args.size(); ++j) {
+      at.conditions = {cond && self == zs[0], !cond && self == zs[1]};
+    } else {
+      for (std::size_t i = 0; i < zs.size(); ++i) {
+        z3::expr c = self == zs[i];
+        for (std::size_t j = 0; j < zs.size(); ++j) {
           if (i == j) continue;
           if (op == Op::Max)
             c = c && (j < i ? zs[i] > zs[j] : zs[i] >= zs[j]);
           else
             c = c && (j < i ? zs[i] < zs[j] : zs[i] <= zs[j]);
         }
-        at.alts.push_back(args[i]);
         at.conditions.push_back(c);
       }
     }
@@ -282,14 +278,17 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
                " cases (max_case_splits = " + std::to_string(limits.max_case_splits) + ")";
     return d;
   }
-  auto za = enc.encode(a), zb = enc.encode(b);
-  if (!za || !zb) {
-    d.reason = "the case split cannot encode the expressions for Z3 (an infinity or a large power)";
-    return d;
-  }
+  // The goal: the numerator of lhs - rhs is nonzero somewhere in the case.
+  detail::NF diff = alg.add(*norm.run(a), alg.neg(*norm.run(b)));
+  auto goal = enc.sum(diff.num);
+  if (!goal) return cannot("the difference");
+
   z3::solver solver(z);
   z3::params params(z);
   params.set("timeout", limits.z3_timeout_ms);
+  // Z3's timer does not interrupt every procedure (nonlinear arithmetic can
+  // run on); its resource limit does, deterministically.
+  params.set("rlimit", unsigned(std::min<std::uint64_t>(UINT32_MAX, std::uint64_t(limits.z3_timeout_ms) * 20000)));
   solver.set(params);
   for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
 
@@ -301,26 +300,26 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
 
   auto prove_leaf = [&]() -> bool {
     norm.set_substitution(&subst);
+    bool same = false;
     try {
-      if (normal_forms_agree(a, b)) return true;
+      same = normal_forms_agree(a, b);
     } catch (const LimitHit&) {
     }
+    norm.set_substitution(nullptr);
+    if (same) return true;
     solver.push();
-    solver.add(*za != *zb);
+    solver.add(*goal != 0);
+    if (getenv("TV_DEBUG_Z3")) fprintf(stderr, "LEAF QUERY:\n%s\n", solver.to_smt2().c_str());
     z3::check_result r = solver.check();
     bool proved = r == z3::unsat;
-    if (r == z3::sat) {
+    if (r == z3::sat && !witness) {
       // A model of the over-approximation: confirm it numerically.
       z3::model m = solver.get_model();
       std::vector<Rational> point;
       bool ok = true;
       for (Expr s : ev.symbols()) {
-        auto it = enc.symbols().find(s.id);
-        if (it == enc.symbols().end()) {
-          point.push_back(Rational(0));
-          continue;
-        }
-        z3::expr v = m.eval(it->second, true);
+        auto it = enc.atoms().find(s.id);
+        z3::expr v = it == enc.atoms().end() ? z.real_val(0) : m.eval(it->second, true);
         if (!v.is_numeral()) {
           ok = false;
           break;
@@ -332,7 +331,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
           break;
         }
       }
-      if (ok && !witness) witness = check_point(ev, point);
+      if (ok) witness = check_point(ev, point);
     }
     solver.pop();
     return proved;
@@ -363,7 +362,6 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     }
   };
   dfs(0);
-  norm.set_substitution(nullptr);
 
   if (witness) {
     d.verdict = Verdict::Refuted;

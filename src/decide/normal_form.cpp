@@ -1,6 +1,8 @@
 // Arithmetic on exp-polynomial normal forms.
 #include "normal_form.hpp"
 
+#include "known_constants.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -15,6 +17,7 @@ inline std::size_t mix(std::size_t h, std::size_t v) {
 }
 inline std::size_t hash_item(const MonoEntry& e) { return mix(e.atom * 0x100000001B3ull, std::uint32_t(e.power)); }
 inline std::size_t hash_item(const PolyEntry& e) { return mix(e.mono * 0x100000001B3ull, e.coef); }
+inline std::size_t hash_item(std::uint32_t x) { return x * 0x9E3779B97F4A7C15ull; }
 
 inline std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) { return std::uint64_t(a) << 32 | b; }
 
@@ -71,6 +74,7 @@ std::uint32_t SeqInterner<T>::intern(const T* p, std::size_t n) {
 
 template class SeqInterner<MonoEntry>;
 template class SeqInterner<PolyEntry>;
+template class SeqInterner<std::uint32_t>;
 
 // ---------------------------------------------------------------- setup
 
@@ -96,13 +100,16 @@ void Algebra::note_terms(std::size_t n) {
                    std::to_string(limits_.max_terms) + ")"};
 }
 
-bool Algebra::is_constant_atom(std::uint32_t atom) const { return ctx_.op(Expr{atom}) == Op::Named; }
+bool Algebra::is_constant_atom(std::uint32_t atom) const {
+  return atom < kSyntheticAtom && ctx_.op(Expr{atom}) == Op::Named;
+}
 
 Term Algebra::atom_term(std::uint32_t atom) {
   MonoEntry e{atom, 1};
   Term t;
   t.mono = monos_.intern(&e, 1);
-  if (ln2_atom_ == UINT32_MAX && ctx_.op(Expr{atom}) == Op::Named && ctx_.name(Expr{atom}) == "ln2") {
+  if (ln2_atom_ == UINT32_MAX && atom < kSyntheticAtom && ctx_.op(Expr{atom}) == Op::Named &&
+      ctx_.name(Expr{atom}) == "ln2") {
     ln2_atom_ = atom;
     ln2_mono_ = t.mono;
   }
@@ -641,6 +648,31 @@ NF Algebra::pow(NF a, int k) {
   return result;
 }
 
+// Known constants: c * ln2^p with c = r * (a float of log2 e), r simple,
+// reads as r * ln2^(p-1); with c = r * (a float of ln 2) and p < 0 as
+// r * ln2^(p+1). Repeated while it applies (ex2 of ex2 gives ln2^2).
+void Algebra::apply_known_constants(Rational* c, MonoId* m) {
+  if (ln2_mono_ == UINT32_MAX) return;
+  for (int guard = 0; guard < 64; ++guard) {
+    std::int32_t p = 0;
+    const MonoEntry* me = monos_.data(*m);
+    for (std::size_t i = 0; i < monos_.size(*m); ++i)
+      if (me[i].atom == ln2_atom_) p = me[i].power;
+    if (p == 0) return;
+    bool applied = false;
+    for (const Rational& v : p >= 1 ? log2e_values_ : ln2_values_) {
+      Rational r = *c / v;
+      if (simple_ratio(r)) {
+        *c = r;
+        *m = mono_mul(*m, p >= 1 ? mono_inv(ln2_mono_) : ln2_mono_);
+        applied = true;
+        break;
+      }
+    }
+    if (!applied) return;
+  }
+}
+
 bool Algebra::exp_of(const NF& arg, Term* out) {
   if (arg.den) return false;
   const Sum& s = arg.num;
@@ -655,25 +687,7 @@ bool Algebra::exp_of(const NF& arg, Term* out) {
     if (t.exp || t.cexp) return false;
     MonoId m = mono_mul(s.scale.mono, t.mono);
     Rational c = s.scale.coef * t.coef;
-    // Known constants: c·ln2 with c = ±2^k · (nvcc's float log2 e) is ±2^k.
-    if (ln2_mono_ != UINT32_MAX && m != 0) {
-      std::int32_t p = 0;
-      const MonoEntry* me = monos_.data(m);
-      for (std::size_t i = 0; i < monos_.size(m); ++i)
-        if (me[i].atom == ln2_atom_) p = me[i].power;
-      const auto& table = p >= 1 ? log2e_values_ : ln2_values_;
-      if (p != 0) {
-        for (const Rational& v : table) {
-          Rational r = c / v;
-          int k = 0, sg = 0;
-          if (r.is_signed_power_of_two(&k, &sg)) {
-            c = r;
-            m = mono_mul(m, p >= 1 ? mono_inv(ln2_mono_) : ln2_mono_);
-            break;
-          }
-        }
-      }
-    }
+    apply_known_constants(&c, &m);
     entries.emplace_back(m, std::move(c));
   }
   std::sort(entries.begin(), entries.end(),
@@ -700,11 +714,39 @@ bool Algebra::exp_of(const NF& arg, Term* out) {
   return true;
 }
 
+// The terms of s with the scale multiplied in, sorted, as (coef, mono, exp, cexp) ids.
+void Algebra::append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out) {
+  std::vector<Term> terms;
+  terms.reserve(s.terms.size());
+  for (const Term& t : s.terms) {
+    Term u = mul(s.scale, t);
+    if (exponent) apply_known_constants(&u.coef, &u.mono);
+    terms.push_back(std::move(u));
+  }
+  sort_combine(terms);
+  out.push_back(std::uint32_t(terms.size()));
+  for (const Term& t : terms) {
+    out.push_back(coefs_.intern(t.coef));
+    out.push_back(t.mono);
+    out.push_back(t.exp);
+    out.push_back(t.cexp);
+  }
+}
+
+std::uint32_t Algebra::nf_key(const NF& a, bool exponent) {
+  std::vector<std::uint32_t> seq;
+  append_key(a.num, exponent, seq);
+  if (a.den) append_key(a.den->sum, exponent, seq);
+  return nf_keys_.intern(seq.data(), seq.size());
+}
+
 std::string Algebra::term_string(const Term& t) const {
   std::string s = t.coef.str();
   for (std::size_t i = 0; i < monos_.size(t.mono); ++i) {
     const MonoEntry& e = monos_.data(t.mono)[i];
-    s += "*" + ctx_.to_string(Expr{e.atom}, 40) + "^" + std::to_string(e.power);
+    s += "*" + (e.atom >= kSyntheticAtom ? "atom#" + std::to_string(e.atom - kSyntheticAtom)
+                                         : ctx_.to_string(Expr{e.atom}, 40)) +
+         "^" + std::to_string(e.power);
   }
   if (t.exp) s += "*exp(#" + std::to_string(t.exp) + ")";
   if (t.cexp) s += "*exp(c#" + std::to_string(t.cexp) + ")";

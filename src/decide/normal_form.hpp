@@ -133,8 +133,13 @@ class Algebra {
  public:
   Algebra(const ExprContext& ctx, const DecideLimits& limits);
 
-  // atoms
+  // atoms: expression ids of symbols and ln2, or synthetic ids (from
+  // kSyntheticAtom up) for opaque applications keyed by their operands' forms
+  static constexpr std::uint32_t kSyntheticAtom = 0x80000000u;
   Term atom_term(std::uint32_t atom);
+  // An interned id for a normal form (equal forms, equal ids). With
+  // `exponent`, the known-constant rule is applied first, as exp_of does.
+  std::uint32_t nf_key(const NF& a, bool exponent);
   Term constant_term(const Rational& v);
   bool is_constant_atom(std::uint32_t atom) const;
 
@@ -173,6 +178,18 @@ class Algebra {
   // For printing and debugging.
   std::string term_string(const Term& t) const;
 
+  // Read access for encoders (Z3).
+  const MonoEntry* mono_entries(MonoId m, std::size_t* n) const {
+    *n = monos_.size(m);
+    return monos_.data(m);
+  }
+  const PolyEntry* poly_entries(PolyId p, std::size_t* n) const {
+    *n = polys_.size(p);
+    return polys_.data(p);
+  }
+  const Rational& coef(CoefId c) const { return coefs_.get(c); }
+  std::uint32_t ln2_atom() const { return ln2_atom_; }
+
  private:
   MonoId mono_mul(MonoId a, MonoId b);
   MonoId mono_inv(MonoId a);
@@ -181,6 +198,8 @@ class Algebra {
   int mono_order(MonoId a, MonoId b) const;
   int poly_order(PolyId a, PolyId b) const;
   void canon_cexp(Term& t);
+  void append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out);
+  void apply_known_constants(Rational* c, MonoId* m);
   void merge_into(std::vector<Term>& big, std::vector<Term>& small);
   void absorb(Sum& s);
   void sort_combine(std::vector<Term>& v);
@@ -196,6 +215,7 @@ class Algebra {
   CoefTable coefs_;
   SeqInterner<MonoEntry> monos_;
   SeqInterner<PolyEntry> polys_;
+  SeqInterner<std::uint32_t> nf_keys_;
   std::unordered_map<std::uint64_t, MonoId> mono_mul_memo_;
   std::unordered_map<std::uint64_t, PolyId> poly_add_memo_;
   std::unordered_map<PolyId, PolyId> poly_neg_memo_;

@@ -9,16 +9,28 @@ void Normalizer::set_substitution(const std::unordered_map<std::uint32_t, std::u
   results_.clear();
 }
 
-const std::vector<std::uint32_t>& Normalizer::flat_args(Expr e) { return args_of_rep_.at(atom_of(e)); }
+bool Normalizer::atom_of(Expr e, std::uint32_t* atom) const {
+  auto it = atom_of_node_.find(e.id);
+  if (it == atom_of_node_.end()) return false;
+  *atom = it->second;
+  return true;
+}
 
-std::uint32_t Normalizer::atom_of(Expr e) {
+std::uint32_t Normalizer::atom_for(std::vector<std::uint32_t>&& key) {
+  auto it = atoms_.find(key);
+  if (it != atoms_.end()) return it->second;
+  if (next_atom_ == UINT32_MAX) throw LimitHit{"more than 2^31 opaque atoms"};
+  std::uint32_t a = next_atom_++;
+  atoms_.emplace(std::move(key), a);
+  return a;
+}
+
+// max(max(a, b), c) -> {a, b, c}, iteratively (running-max chains are long).
+const std::vector<std::uint32_t>& Normalizer::flat_operands(Expr e) {
+  auto it = flat_.find(e.id);
+  if (it != flat_.end()) return it->second;
   Op op = ctx_.op(e);
-  if (op != Op::Max && op != Op::Min) return e.id;
-  auto it = rep_of_.find(e.id);
-  if (it != rep_of_.end()) return it->second;
-  // Flatten through nested nodes of the same kind (iteratively: chains are long).
   std::vector<std::uint32_t> args, stack{e.id};
-  std::vector<std::uint32_t> seen;
   while (!stack.empty()) {
     std::uint32_t id = stack.back();
     stack.pop_back();
@@ -27,49 +39,45 @@ std::uint32_t Normalizer::atom_of(Expr e) {
         args.push_back(c.id);
         continue;
       }
-      auto known = rep_of_.find(c.id);
-      if (known != rep_of_.end()) {
-        const auto& a = args_of_rep_[known->second];
-        args.insert(args.end(), a.begin(), a.end());
-      } else {
+      auto known = flat_.find(c.id);
+      if (known != flat_.end())
+        args.insert(args.end(), known->second.begin(), known->second.end());
+      else
         stack.push_back(c.id);
-      }
     }
   }
   std::sort(args.begin(), args.end());
   args.erase(std::unique(args.begin(), args.end()), args.end());
-  std::vector<std::uint32_t> key;
-  key.reserve(args.size() + 1);
-  key.push_back(std::uint32_t(op));
-  key.insert(key.end(), args.begin(), args.end());
-  auto [kit, inserted] = keys_.emplace(std::move(key), e.id);
-  std::uint32_t rep = kit->second;
-  if (inserted) args_of_rep_.emplace(rep, std::move(args));
-  rep_of_.emplace(e.id, rep);
-  return rep;
+  return flat_.emplace(e.id, std::move(args)).first->second;
 }
 
 void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
   out.clear();
   switch (ctx_.op(e)) {
+    case Op::Max:
+    case Op::Min:
+    case Op::Select:
+      if (subst_) {
+        std::uint32_t atom;
+        if (!atom_of(e, &atom)) throw LimitHit{"a max/min/select was not seen before the case split"};
+        auto it = subst_->find(atom);
+        if (it != subst_->end()) {
+          out.push_back(it->second);
+          return;
+        }
+      }
+      if (ctx_.op(e) == Op::Select) {
+        for (Expr c : ctx_.children(e)) out.push_back(c.id);
+      } else {
+        out = flat_operands(e);
+      }
+      break;
     case Op::Add:
     case Op::Mul:
     case Op::Pow:
     case Op::Exp:
+    case Op::Func:
       for (Expr c : ctx_.children(e)) out.push_back(c.id);
-      break;
-    case Op::Max:
-    case Op::Min:
-      if (subst_) {
-        auto it = subst_->find(atom_of(e));
-        if (it != subst_->end()) out.push_back(it->second);
-      }
-      break;
-    case Op::Select:
-      if (subst_) {
-        auto it = subst_->find(e.id);
-        if (it != subst_->end()) out.push_back(it->second);
-      }
       break;
     default: break;
   }
@@ -80,7 +88,7 @@ bool Normalizer::persistent(std::uint32_t id) const {
 }
 
 NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
-  // Take each operand's form: move it out when this is its only user.
+  // Take an operand's form: move it out when this is its only user.
   auto take = [&](std::size_t i) -> NF {
     std::uint32_t id = dep_ids[i];
     auto it = results_.find(id);
@@ -92,20 +100,55 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     }
     return *p;
   };
-  switch (ctx_.op(e)) {
+  auto key_of = [&](std::size_t i, bool exponent) { return alg_.nf_key(*results_.at(dep_ids[i]), exponent); };
+  Op op = ctx_.op(e);
+  switch (op) {
     case Op::Const: return alg_.nf_of(alg_.constant_term(ctx_.constant_value(e)));
     case Op::NegInf:
     case Op::PosInf: throw LimitHit{"an infinite value (-inf or +inf) reaches the compared expressions"};
     case Op::Named:
-    case Op::Symbol:
-    case Op::Func: return alg_.nf_of(alg_.atom_term(e.id));
+    case Op::Symbol: return alg_.nf_of(alg_.atom_term(e.id));
+    case Op::Func: {
+      const std::string& name = ctx_.name(e);
+      std::vector<std::uint32_t> key{std::uint32_t(op), std::uint32_t(name.size())};
+      for (char ch : name) key.push_back(std::uint8_t(ch));
+      for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(key_of(i, false));
+      return alg_.nf_of(alg_.atom_term(atom_for(std::move(key))));
+    }
     case Op::Max:
     case Op::Min:
-      if (!dep_ids.empty()) return take(0);
-      return alg_.nf_of(alg_.atom_term(atom_of(e)));
-    case Op::Select:
-      if (!dep_ids.empty()) return take(0);
-      return alg_.nf_of(alg_.atom_term(e.id));
+    case Op::Select: {
+      std::uint32_t chosen_atom;
+      if (subst_ && atom_of(e, &chosen_atom) && subst_->count(chosen_atom)) return take(0);
+      std::vector<std::uint32_t> key{std::uint32_t(op)};
+      std::vector<std::uint32_t> alts;
+      if (op == Op::Select) {
+        key.push_back(std::uint32_t(ctx_.select_cmp(e)));
+        for (std::size_t i = 0; i < 4; ++i) key.push_back(key_of(i, false));
+        alts = {dep_ids[2], dep_ids[3]};
+      } else {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> by_key;  // (form, operand)
+        for (std::size_t i = 0; i < dep_ids.size(); ++i) by_key.emplace_back(key_of(i, false), dep_ids[i]);
+        std::stable_sort(by_key.begin(), by_key.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (std::size_t i = 0; i < by_key.size(); ++i) {
+          if (i > 0 && by_key[i].first == by_key[i - 1].first) continue;
+          key.push_back(by_key[i].first);
+          alts.push_back(by_key[i].second);
+        }
+        if (alts.size() == 1) {  // every operand has the same form: max(a, a') = a
+          auto pos = std::find(dep_ids.begin(), dep_ids.end(), alts[0]) - dep_ids.begin();
+          return take(std::size_t(pos));
+        }
+      }
+      std::uint32_t atom = atom_for(std::move(key));
+      if (!subst_) {
+        atom_of_node_[e.id] = atom;
+        alternatives_.emplace(atom, std::move(alts));
+        if (op == Op::Select) select_info_.emplace(atom, SelectInfo{ctx_.select_cmp(e), dep_ids[0], dep_ids[1]});
+      }
+      return alg_.nf_of(alg_.atom_term(atom));
+    }
     case Op::Add: {
       std::vector<NF> parts;
       parts.reserve(dep_ids.size());
@@ -129,13 +172,16 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       NF arg = take(0);
       Term t;
       if (alg_.exp_of(arg, &t)) return alg_.nf_of(t);
-      return alg_.nf_of(alg_.atom_term(e.id));  // exp of a non-polynomial: an opaque atom
+      // exp of a non-polynomial: an opaque atom, keyed by the exponent's form.
+      std::vector<std::uint32_t> key{std::uint32_t(op), alg_.nf_key(arg, true)};
+      return alg_.nf_of(alg_.atom_term(atom_for(std::move(key))));
     }
   }
   return NF{};
 }
 
 std::shared_ptr<const NF> Normalizer::run(Expr root) {
+  if (ctx_.size() >= Algebra::kSyntheticAtom) throw LimitHit{"more than 2^31 expression nodes"};
   auto done = results_.find(root.id);
   if (done != results_.end()) return done->second;
   root_ = root.id;
@@ -147,28 +193,21 @@ std::shared_ptr<const NF> Normalizer::run(Expr root) {
     if (results_.count(id)) continue;
     Expr e{id};
     deps(e, d);
-    if (!expanded) {
-      stack.push_back({id, true});
-      for (std::uint32_t c : d)
-        if (!results_.count(c)) stack.push_back({c, false});
-      continue;
-    }
     bool missing = false;
     for (std::uint32_t c : d) missing = missing || !results_.count(c);
-    if (missing) {  // an operand was consumed by another user in between: redo it
+    if (missing) {  // operands first (again, if another user consumed one in between)
       stack.push_back({id, true});
       for (std::uint32_t c : d)
         if (!results_.count(c)) stack.push_back({c, false});
       continue;
     }
+    (void)expanded;
     alg_.check_deadline();
     results_[id] = std::make_shared<const NF>(compute(e, d));
   }
   auto r = results_.at(root.id);
-  if (!persistent(root.id) || ctx_.parent_count(root) <= 1) {
-    // Outputs are asked for once; keep only what other nodes share.
-    if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) results_.erase(root.id);
-  }
+  // Outputs are asked for once; keep only what other nodes share.
+  if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) results_.erase(root.id);
   root_ = UINT32_MAX;
   return r;
 }

@@ -17,6 +17,10 @@ struct VecHash {
   }
 };
 
+// Opaque subterms (max, min, select, opaque functions, exponentials of
+// non-polynomials) become atoms keyed by the normal forms of their operands,
+// so that max(exp(x), y) and max(y, ex2(x * log2e)) are one atom. max/min
+// operands are flattened, sorted and deduplicated by normal form.
 class Normalizer {
  public:
   Normalizer(const ExprContext& ctx, Algebra& alg) : ctx_(ctx), alg_(alg) {}
@@ -25,29 +29,44 @@ class Normalizer {
   // for later calls; single-use intermediate results are moved, not copied.
   std::shared_ptr<const NF> run(Expr e);
 
-  // Case-split mode: max/min atoms (by representative) and select nodes (by
-  // id) listed here evaluate to the chosen operand. Clears remembered forms.
+  // Case-split mode: the listed max/min/select atoms evaluate to the chosen
+  // operand (an expression id). Clears remembered forms.
   void set_substitution(const std::unordered_map<std::uint32_t, std::uint32_t>* subst);
 
-  // max/min are atoms keyed by their flattened, sorted, deduplicated operand
-  // set: max(max(a, b), c) and max(a, max(b, c)) are the same atom.
-  std::uint32_t atom_of(Expr e);
-  const std::vector<std::uint32_t>& flat_args(Expr e);
+  // The atom a max/min/select node became in plain mode (false if the node
+  // was never normalized as such, e.g. a max flattened into an outer max).
+  bool atom_of(Expr e, std::uint32_t* atom) const;
+  // The operands a max/min/select atom can take: for max/min one expression
+  // per distinct normal form, in operand order; for select [if_true, if_false].
+  const std::vector<std::uint32_t>& alternatives(std::uint32_t atom) const { return alternatives_.at(atom); }
+  // For a select atom: the compared operands and the comparison.
+  struct SelectInfo {
+    Cmp cmp;
+    std::uint32_t a, b;
+  };
+  const SelectInfo* select_info(std::uint32_t atom) const {
+    auto it = select_info_.find(atom);
+    return it == select_info_.end() ? nullptr : &it->second;
+  }
 
  private:
   void deps(Expr e, std::vector<std::uint32_t>& out);
+  const std::vector<std::uint32_t>& flat_operands(Expr e);
   NF compute(Expr e, const std::vector<std::uint32_t>& dep_ids);
   bool persistent(std::uint32_t id) const;
+  std::uint32_t atom_for(std::vector<std::uint32_t>&& key);
 
   const ExprContext& ctx_;
   Algebra& alg_;
   const std::unordered_map<std::uint32_t, std::uint32_t>* subst_ = nullptr;
   std::unordered_map<std::uint32_t, std::shared_ptr<const NF>> results_;
   std::uint32_t root_ = UINT32_MAX;
-  // max/min atoms
-  std::unordered_map<std::uint32_t, std::uint32_t> rep_of_;                    // node -> representative
-  std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VecHash> keys_;  // (op, args...) -> rep
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> args_of_rep_;
+  std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VecHash> atoms_;  // key -> atom
+  std::uint32_t next_atom_ = Algebra::kSyntheticAtom;
+  std::unordered_map<std::uint32_t, std::uint32_t> atom_of_node_;  // plain mode: max/min/select node -> atom
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> alternatives_;
+  std::unordered_map<std::uint32_t, SelectInfo> select_info_;
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> flat_;  // max/min node -> flattened operands
 };
 
 }  // namespace tileverify::detail

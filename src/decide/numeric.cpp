@@ -1,5 +1,7 @@
 #include "numeric.hpp"
 
+#include "known_constants.hpp"
+
 #include <cmath>
 
 namespace tileverify::detail {
@@ -21,11 +23,13 @@ NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Exp
     pos_[id] = std::uint32_t(order_.size());
     order_.push_back(Expr{id});
     if (ctx.op(Expr{id}) == Op::Symbol) symbols_.push_back(Expr{id});
+    if (ctx.op(Expr{id}) == Op::Named) uses_ln2_ = true;
   }
   std::sort(symbols_.begin(), symbols_.end());
 }
 
-std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Rational>& symbol_values) {
+std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Rational>& symbol_values,
+                                                        bool read_constants) {
   std::vector<Real> v(order_.size());
   std::unordered_map<std::uint32_t, std::size_t> sym_index;
   for (std::size_t i = 0; i < symbols_.size(); ++i) sym_index[symbols_[i].id] = i;
@@ -42,7 +46,15 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
     std::size_t n = ctx_.children(e).size();
     Real r;
     switch (ctx_.op(e)) {
-      case Op::Const: r = rat(ctx_.constant_value(e)); break;
+      case Op::Const: {
+        Rational q;
+        int p = 0;
+        if (read_constants && read_known_constant(ctx_.constant_value(e), &q, &p))
+          r = rat(q) * (p > 0 ? ln2 : (p < 0 ? 1 / ln2 : Real(1)));
+        else
+          r = rat(ctx_.constant_value(e));
+        break;
+      }
       case Op::NegInf:
       case Op::PosInf: return std::nullopt;
       case Op::Named: r = ln2; break;
@@ -125,13 +137,12 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
   return out;
 }
 
-bool numerically_different(const Real& a, const Real& b) {
+bool numerically_different(const Real& a, const Real& b, const Real& relative) {
   Real scale = boost::multiprecision::abs(a);
   Real ab = boost::multiprecision::abs(b);
   if (ab > scale) scale = ab;
   if (scale < 1) scale = 1;
-  // 100 digits of working precision; a genuine difference is far above 1e-60.
-  return boost::multiprecision::abs(a - b) > scale * Real("1e-60");
+  return boost::multiprecision::abs(a - b) > scale * relative;
 }
 
 std::string real_to_string(const Real& v, int digits) {

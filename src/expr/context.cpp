@@ -388,8 +388,8 @@ Expr ExprContext::func(const std::string& fname, const std::vector<Expr>& args) 
 
 ExprRange ExprContext::children(Expr e) const {
   const Node& n = nodes_[e.id];
-  if (n.n == 0) return ExprRange(nullptr, 0);
-  return ExprRange(kids_.data() + n.a, n.n);
+  if (n.n == 0) return ExprRange(&kids_, 0, 0);
+  return ExprRange(&kids_, n.a, n.n);
 }
 
 const Rational& ExprContext::constant_value(Expr e) const { return constants_[nodes_[e.id].a]; }

@@ -83,8 +83,10 @@ TEST_CASE("swapped operands of a subtraction are refuted") {
 TEST_CASE("wrong constants are refuted, even near-misses of log2(e)") {
   ExprContext c;
   Expr x = c.symbol("x", 0);
-  // 1.4427 is not a known representation of 1/ln2: 2^(1.4427 x) != e^x over the reals.
-  require_refuted(c, c.ex2(c.mul(x, c.constant(Rational::parse("1.4427")))), c.exp(x));
+  // 1.44 is not a known representation of 1/ln2: 2^(1.44 x) != e^x over the reals.
+  // (Where 2^x occurs a refutation must show a relative difference above 1e-4,
+  // see docs/decide.md, so much nearer misses come out Unknown.)
+  require_refuted(c, c.ex2(c.mul(x, c.constant(Rational::parse("1.44")))), c.exp(x));
   require_refuted(c, c.exp(c.add(x, c.one())), c.exp(x));
 }
 
