@@ -9,8 +9,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <z3++.h>
-#include <cstdio>
-#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -212,26 +210,19 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   z3::context z;
   NfEncoder enc(z, alg, ctx);
   std::vector<Atom> atoms;
-  std::unordered_map<std::uint32_t, bool> seen_node, seen_key;
-  std::vector<std::uint32_t> stack{a.id, b.id};
   auto cannot = [&](const std::string& what) {
     d.reason = "the case split cannot encode " + what + " for Z3";
     return d;
   };
   auto form = [&](std::uint32_t id) { return enc.nf(*norm.run(Expr{id})); };
-  while (!stack.empty()) {
-    std::uint32_t id = stack.back();
-    stack.pop_back();
-    if (seen_node[id]) continue;
-    seen_node[id] = true;
-    Expr e{id};
-    for (Expr c : ctx.children(e)) stack.push_back(c.id);
-    Op op = ctx.op(e);
-    if (op != Op::Max && op != Op::Min && op != Op::Select) continue;
-    std::uint32_t key;
-    if (!norm.atom_of(e, &key)) continue;  // flattened into an outer max/min
-    if (seen_key[key]) continue;
-    seen_key[key] = true;
+  std::vector<std::uint32_t> keys;
+  try {
+    keys = norm.split_atoms(a, b);
+  } catch (const LimitHit& h) {
+    d.reason = h.reason;
+    return d;
+  }
+  for (std::uint32_t key : keys) {
     Atom at{key, norm.alternatives(key), {}};
     z3::expr self = enc.atom(key);
     std::vector<z3::expr> zs;
@@ -240,8 +231,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
       if (!ze) return cannot("an operand");
       zs.push_back(*ze);
     }
-    if (op == Op::Select) {
-      const auto* info = norm.select_info(key);
+    if (const auto* info = norm.select_info(key)) {
       auto l = form(info->a), r = form(info->b);
       if (!l || !r) return cannot("a comparison");
       z3::expr cond = *l < *r;
@@ -255,11 +245,12 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
       }
       at.conditions = {cond && self == zs[0], !cond && self == zs[1]};
     } else {
+      bool is_max = norm.is_max(key);
       for (std::size_t i = 0; i < zs.size(); ++i) {
         z3::expr c = self == zs[i];
         for (std::size_t j = 0; j < zs.size(); ++j) {
           if (i == j) continue;
-          if (op == Op::Max)
+          if (is_max)
             c = c && (j < i ? zs[i] > zs[j] : zs[i] >= zs[j]);
           else
             c = c && (j < i ? zs[i] < zs[j] : zs[i] <= zs[j]);
@@ -309,7 +300,6 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     if (same) return true;
     solver.push();
     solver.add(*goal != 0);
-    if (getenv("TV_DEBUG_Z3")) fprintf(stderr, "LEAF QUERY:\n%s\n", solver.to_smt2().c_str());
     z3::check_result r = solver.check();
     bool proved = r == z3::unsat;
     if (r == z3::sat && !witness) {

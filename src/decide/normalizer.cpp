@@ -25,30 +25,53 @@ std::uint32_t Normalizer::atom_for(std::vector<std::uint32_t>&& key) {
   return a;
 }
 
-// max(max(a, b), c) -> {a, b, c}, iteratively (running-max chains are long).
-const std::vector<std::uint32_t>& Normalizer::flat_operands(Expr e) {
-  auto it = flat_.find(e.id);
-  if (it != flat_.end()) return it->second;
-  Op op = ctx_.op(e);
-  std::vector<std::uint32_t> args, stack{e.id};
-  while (!stack.empty()) {
-    std::uint32_t id = stack.back();
-    stack.pop_back();
-    for (Expr c : ctx_.children(Expr{id})) {
-      if (ctx_.op(c) != op) {
-        args.push_back(c.id);
-        continue;
+const std::vector<std::uint32_t>& Normalizer::operands(std::uint32_t atom) const {
+  static const std::vector<std::uint32_t> none;
+  auto it = operands_.find(atom);
+  return it == operands_.end() ? none : it->second;
+}
+
+void Normalizer::atoms_in(const NF& f, std::vector<std::uint32_t>& out) const {
+  auto sum = [&](const Sum& s) {
+    auto term = [&](const Term& t) {
+      std::size_t n = 0;
+      const MonoEntry* me = alg_.mono_entries(t.mono, &n);
+      for (std::size_t i = 0; i < n; ++i) out.push_back(me[i].atom);
+      const PolyEntry* pe = alg_.poly_entries(t.exp, &n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::size_t m = 0;
+        const MonoEntry* q = alg_.mono_entries(pe[i].mono, &m);
+        for (std::size_t j = 0; j < m; ++j) out.push_back(q[j].atom);
       }
-      auto known = flat_.find(c.id);
-      if (known != flat_.end())
-        args.insert(args.end(), known->second.begin(), known->second.end());
-      else
-        stack.push_back(c.id);
+    };
+    term(s.scale);
+    for (const Term& t : s.terms) term(t);
+  };
+  sum(f.num);
+  if (f.den) sum(f.den->sum);
+}
+
+std::vector<std::uint32_t> Normalizer::split_atoms(Expr a, Expr b) {
+  std::vector<std::uint32_t> found, work, seen_expr{a.id, b.id};
+  std::unordered_map<std::uint32_t, bool> seen_atom, seen_node{{a.id, true}, {b.id, true}};
+  std::vector<std::uint32_t> exprs{a.id, b.id};
+  while (!exprs.empty()) {
+    std::uint32_t id = exprs.back();
+    exprs.pop_back();
+    work.clear();
+    atoms_in(*run(Expr{id}), work);
+    for (std::uint32_t at : work) {
+      if (at < Algebra::kSyntheticAtom || seen_atom[at]) continue;
+      seen_atom[at] = true;
+      if (splittable(at)) found.push_back(at);
+      for (std::uint32_t op : operands(at))
+        if (!seen_node[op]) {
+          seen_node[op] = true;
+          exprs.push_back(op);
+        }
     }
   }
-  std::sort(args.begin(), args.end());
-  args.erase(std::unique(args.begin(), args.end()), args.end());
-  return flat_.emplace(e.id, std::move(args)).first->second;
+  return found;
 }
 
 void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
@@ -59,18 +82,15 @@ void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
     case Op::Select:
       if (subst_) {
         std::uint32_t atom;
-        if (!atom_of(e, &atom)) throw LimitHit{"a max/min/select was not seen before the case split"};
-        auto it = subst_->find(atom);
-        if (it != subst_->end()) {
-          out.push_back(it->second);
-          return;
+        if (atom_of(e, &atom)) {
+          auto it = subst_->find(atom);
+          if (it != subst_->end()) {
+            out.push_back(it->second);
+            return;
+          }
         }
       }
-      if (ctx_.op(e) == Op::Select) {
-        for (Expr c : ctx_.children(e)) out.push_back(c.id);
-      } else {
-        out = flat_operands(e);
-      }
+      for (Expr c : ctx_.children(e)) out.push_back(c.id);
       break;
     case Op::Add:
     case Op::Mul:
@@ -100,7 +120,18 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     }
     return *p;
   };
-  auto key_of = [&](std::size_t i, bool exponent) { return alg_.nf_key(*results_.at(dep_ids[i]), exponent); };
+  auto key_of = [&](std::size_t i, bool exponent) {
+    // Operand forms of max/min/select/functions: remembered per node, since
+    // a running max asks for the same operands again and again.
+    std::uint32_t id = dep_ids[i];
+    if (!exponent && !subst_) {
+      auto it = key_cache_.find(id);
+      if (it != key_cache_.end()) return it->second;
+    }
+    std::uint32_t k = alg_.nf_key(*results_.at(id), exponent);
+    if (!exponent && !subst_) key_cache_.emplace(id, k);
+    return k;
+  };
   Op op = ctx_.op(e);
   switch (op) {
     case Op::Const: return alg_.nf_of(alg_.constant_term(ctx_.constant_value(e)));
@@ -113,7 +144,9 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       std::vector<std::uint32_t> key{std::uint32_t(op), std::uint32_t(name.size())};
       for (char ch : name) key.push_back(std::uint8_t(ch));
       for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(key_of(i, false));
-      return alg_.nf_of(alg_.atom_term(atom_for(std::move(key))));
+      std::uint32_t atom = atom_for(std::move(key));
+      if (!subst_) operands_.emplace(atom, dep_ids);
+      return alg_.nf_of(alg_.atom_term(atom));
     }
     case Op::Max:
     case Op::Min:
@@ -121,31 +154,55 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       std::uint32_t chosen_atom;
       if (subst_ && atom_of(e, &chosen_atom) && subst_->count(chosen_atom)) return take(0);
       std::vector<std::uint32_t> key{std::uint32_t(op)};
-      std::vector<std::uint32_t> alts;
+      std::vector<std::uint32_t> alts, operand_ids;
       if (op == Op::Select) {
         key.push_back(std::uint32_t(ctx_.select_cmp(e)));
         for (std::size_t i = 0; i < 4; ++i) key.push_back(key_of(i, false));
         alts = {dep_ids[2], dep_ids[3]};
+        operand_ids = dep_ids;
       } else {
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> by_key;  // (form, operand)
-        for (std::size_t i = 0; i < dep_ids.size(); ++i) by_key.emplace_back(key_of(i, false), dep_ids[i]);
-        std::stable_sort(by_key.begin(), by_key.end(),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-        for (std::size_t i = 0; i < by_key.size(); ++i) {
-          if (i > 0 && by_key[i].first == by_key[i - 1].first) continue;
-          key.push_back(by_key[i].first);
-          alts.push_back(by_key[i].second);
+        // Flatten: a same-kind operand contributes its own (form, operand)
+        // list, so a running max only adds its new operand to its predecessor's.
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> flat, extra;
+        for (std::size_t i = 0; i < dep_ids.size(); ++i) {
+          auto known = ctx_.op(Expr{dep_ids[i]}) == op && !subst_ ? flat_.find(dep_ids[i]) : flat_.end();
+          if (known != flat_.end()) {
+            if (flat.empty()) {
+              flat = known->second;
+            } else {
+              std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+              std::merge(flat.begin(), flat.end(), known->second.begin(), known->second.end(),
+                         std::back_inserter(merged));
+              flat.swap(merged);
+            }
+          } else {
+            extra.emplace_back(key_of(i, false), dep_ids[i]);
+          }
         }
-        if (alts.size() == 1) {  // every operand has the same form: max(a, a') = a
-          auto pos = std::find(dep_ids.begin(), dep_ids.end(), alts[0]) - dep_ids.begin();
-          return take(std::size_t(pos));
+        std::sort(extra.begin(), extra.end());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> all;
+        all.reserve(flat.size() + extra.size());
+        std::merge(flat.begin(), flat.end(), extra.begin(), extra.end(), std::back_inserter(all));
+        // One operand per form (the smallest expression id: deterministic).
+        all.erase(std::unique(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+                  all.end());
+        for (const auto& kv : all) {
+          key.push_back(kv.first);
+          alts.push_back(kv.second);
+        }
+        operand_ids = alts;
+        if (!subst_) flat_[e.id] = all;
+        if (alts.size() == 1) {  // every operand has one form: max(a, a') = a
+          return take(0);  // every operand (nested ones too) has that form
         }
       }
       std::uint32_t atom = atom_for(std::move(key));
       if (!subst_) {
         atom_of_node_[e.id] = atom;
         alternatives_.emplace(atom, std::move(alts));
+        operands_.emplace(atom, std::move(operand_ids));
         if (op == Op::Select) select_info_.emplace(atom, SelectInfo{ctx_.select_cmp(e), dep_ids[0], dep_ids[1]});
+        if (op == Op::Max) max_atoms_[atom] = true;
       }
       return alg_.nf_of(alg_.atom_term(atom));
     }
@@ -174,7 +231,9 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       if (alg_.exp_of(arg, &t)) return alg_.nf_of(t);
       // exp of a non-polynomial: an opaque atom, keyed by the exponent's form.
       std::vector<std::uint32_t> key{std::uint32_t(op), alg_.nf_key(arg, true)};
-      return alg_.nf_of(alg_.atom_term(atom_for(std::move(key))));
+      std::uint32_t atom = atom_for(std::move(key));
+      if (!subst_) operands_.emplace(atom, dep_ids);
+      return alg_.nf_of(alg_.atom_term(atom));
     }
   }
   return NF{};
@@ -203,7 +262,7 @@ std::shared_ptr<const NF> Normalizer::run(Expr root) {
     }
     (void)expanded;
     alg_.check_deadline();
-    results_[id] = std::make_shared<const NF>(compute(e, d));
+    results_[id] = std::make_shared<NF>(compute(e, d));  // non-const: take() may move out of it
   }
   auto r = results_.at(root.id);
   // Outputs are asked for once; keep only what other nodes share.

@@ -33,9 +33,19 @@ class Normalizer {
   // operand (an expression id). Clears remembered forms.
   void set_substitution(const std::unordered_map<std::uint32_t, std::uint32_t>* subst);
 
-  // The atom a max/min/select node became in plain mode (false if the node
-  // was never normalized as such, e.g. a max flattened into an outer max).
+  // The atom a max/min/select node became in plain mode (false if it was
+  // never normalized, or all its operands had one form).
   bool atom_of(Expr e, std::uint32_t* atom) const;
+  // Whether an atom is a max/min/select (an atom to split on).
+  bool splittable(std::uint32_t atom) const { return alternatives_.count(atom) != 0; }
+  bool is_max(std::uint32_t atom) const { return max_atoms_.count(atom) != 0; }
+  // The expressions an opaque atom is built from (operands of a max/min,
+  // the compared values and branches of a select, the arguments of a
+  // function or of a non-polynomial exponential).
+  const std::vector<std::uint32_t>& operands(std::uint32_t atom) const;
+  // The max/min/select atoms that the normal forms of a and b depend on,
+  // directly or through other atoms' operands (plain mode, after run(a), run(b)).
+  std::vector<std::uint32_t> split_atoms(Expr a, Expr b);
   // The operands a max/min/select atom can take: for max/min one expression
   // per distinct normal form, in operand order; for select [if_true, if_false].
   const std::vector<std::uint32_t>& alternatives(std::uint32_t atom) const { return alternatives_.at(atom); }
@@ -51,7 +61,7 @@ class Normalizer {
 
  private:
   void deps(Expr e, std::vector<std::uint32_t>& out);
-  const std::vector<std::uint32_t>& flat_operands(Expr e);
+  void atoms_in(const NF& f, std::vector<std::uint32_t>& out) const;
   NF compute(Expr e, const std::vector<std::uint32_t>& dep_ids);
   bool persistent(std::uint32_t id) const;
   std::uint32_t atom_for(std::vector<std::uint32_t>&& key);
@@ -66,7 +76,12 @@ class Normalizer {
   std::unordered_map<std::uint32_t, std::uint32_t> atom_of_node_;  // plain mode: max/min/select node -> atom
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> alternatives_;
   std::unordered_map<std::uint32_t, SelectInfo> select_info_;
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> flat_;  // max/min node -> flattened operands
+  std::unordered_map<std::uint32_t, bool> max_atoms_;
+  std::unordered_map<std::uint32_t, std::uint32_t> key_cache_;  // plain mode: node -> nf_key
+  // plain mode, max/min node -> its flattened operands as (form, expression),
+  // sorted by form, one per form: a running max extends its predecessor's
+  std::unordered_map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> flat_;
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> operands_;  // atom -> operand expressions
 };
 
 }  // namespace tileverify::detail
