@@ -35,22 +35,31 @@ using detail::Real;
 
 // ---------------------------------------------------------------- Z3 encoding
 
-// Encodes normal forms as Z3 real terms. Atoms become free real variables
-// (inputs by name; max/min/select atoms are tied to their chosen operand by
-// the case constraints), exp an uninterpreted function with exp(t) > 0, ln2
-// a constant between 0.6931 and 0.6932. Everything else about the atoms is
-// forgotten: an over-approximation of the reals, so "unsat" is a proof.
+// Encodes normal forms as Z3 terms of linear real arithmetic with
+// uninterpreted functions. Atoms become real variables (inputs by name;
+// max/min/select atoms are tied to their chosen operand by the case
+// constraints); a monomial other than a single atom becomes a variable of its
+// own, n/d an uninterpreted div(n, d), exp an uninterpreted function with
+// exp(t) > 0, ln2 a constant between 0.6931 and 0.6932. Everything else is
+// forgotten: an over-approximation of the reals, so "unsat" is a proof; and
+// the queries stay linear, where Z3 answers fast and reliably (its nonlinear
+// procedures can ignore time limits).
 class NfEncoder {
  public:
   NfEncoder(z3::context& z, detail::Algebra& alg, const ExprContext& ctx)
-      : z_(z), alg_(alg), ctx_(ctx), side_(z), exp_(z.function("exp", z.real_sort(), z.real_sort())) {}
+      : z_(z),
+        alg_(alg),
+        ctx_(ctx),
+        side_(z),
+        exp_(z.function("exp", z.real_sort(), z.real_sort())),
+        div_(z.function("div", z.real_sort(), z.real_sort(), z.real_sort())) {}
 
   std::optional<z3::expr> nf(const detail::NF& n) {
     auto num = sum(n.num);
     if (!num || !n.den) return num;
     auto den = sum(n.den->sum);
     if (!den) return std::nullopt;
-    return *num / *den;
+    return div_(*num, *den);
   }
   // The scale is multiplied into every term first: scales carry reciprocals
   // (x1 * (1 - 1.5/x1)) that are not in the sum and that Z3 would have to
@@ -96,18 +105,15 @@ class NfEncoder {
     return acc;
   }
   std::optional<z3::expr> mono(detail::MonoId m) {
+    if (m == 0) return z_.real_val(1);
     std::size_t n = 0;
     const detail::MonoEntry* e = alg_.mono_entries(m, &n);
-    std::optional<z3::expr> num, den;
-    for (std::size_t i = 0; i < n; ++i) {
-      int p = e[i].power;
-      if (p > 16 || p < -16) return std::nullopt;
-      z3::expr v = atom(e[i].atom);
-      std::optional<z3::expr>& side = p < 0 ? den : num;
-      for (int k = 0; k < (p < 0 ? -p : p); ++k) side = side ? *side * v : v;
-    }
-    z3::expr r = num ? *num : z_.real_val(1);
-    return den ? r / *den : r;
+    if (n == 1 && e[0].power == 1) return atom(e[0].atom);
+    auto it = monos_.find(m);
+    if (it != monos_.end()) return it->second;
+    z3::expr v = z_.real_const(("mono" + std::to_string(m)).c_str());
+    monos_.emplace(m, v);
+    return v;
   }
   std::optional<z3::expr> term(const detail::Term& t) {
     auto m = mono(t.mono);
@@ -127,8 +133,9 @@ class NfEncoder {
   detail::Algebra& alg_;
   const ExprContext& ctx_;
   z3::expr_vector side_;
-  z3::func_decl exp_;
+  z3::func_decl exp_, div_;
   std::unordered_map<std::uint32_t, z3::expr> atoms_;
+  std::unordered_map<detail::MonoId, z3::expr> monos_;
 };
 
 }  // namespace
@@ -159,23 +166,22 @@ struct Decider::Impl {
 
 std::optional<Counterexample> Decider::Impl::check_point(detail::NumericEvaluator& ev,
                                                          const std::vector<Rational>& point) {
-  auto vals = ev.eval(point);
-  static const Real strict("1e-60"), loose("1e-4");
-  if (!vals || !detail::numerically_different((*vals)[0], (*vals)[1], ev.uses_ln2() ? loose : strict))
-    return std::nullopt;
-  if (ev.uses_ln2()) {
-    // The decider reads nvcc's float log2(e) as 1/ln2; the difference must
-    // also show when the constants are read that way, or it may be nothing
-    // but that reading, amplified (nested exponentials amplify it without bound).
-    auto read = ev.eval(point, true);
-    if (!read || !detail::numerically_different((*read)[0], (*read)[1], loose)) return std::nullopt;
-  }
+  // Relative size a difference must have. Exact arithmetic would need none;
+  // 1e-30 is far above the rounding of 100-digit evaluation. Where 2^x occurs
+  // the decider reads nvcc's float log2(e) as 1/ln2, a relative change near
+  // 1e-8 per unit of exponent, so there the difference must be 1e-4, and it
+  // must also show when the constants are read that way (nested exponentials
+  // amplify that reading without bound).
+  static const Real strict("1e-30"), loose("1e-4");
+  auto vals = ev.differing(point, false, ev.uses_ln2() ? loose : strict);
+  if (!vals) return std::nullopt;
+  if (ev.uses_ln2() && !ev.differing(point, true, loose)) return std::nullopt;
   Counterexample cx;
   for (std::size_t i = 0; i < ev.symbols().size(); ++i) cx.inputs.values.emplace_back(ev.symbols()[i], point[i]);
-  cx.lhs_value = detail::real_to_string((*vals)[0]);
-  cx.rhs_value = detail::real_to_string((*vals)[1]);
-  cx.lhs = (*vals)[0].convert_to<double>();
-  cx.rhs = (*vals)[1].convert_to<double>();
+  cx.lhs_value = detail::real_to_string(vals->first);
+  cx.rhs_value = detail::real_to_string(vals->second);
+  cx.lhs = vals->first.convert_to<double>();
+  cx.rhs = vals->second.convert_to<double>();
   return cx;
 }
 
@@ -289,15 +295,114 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   std::optional<Counterexample> witness;
   bool timed_out = false;
 
+  // The constraints of the current case over the substituted forms: with
+  // every split atom replaced by its chosen operand, what remains is
+  // arithmetic over the inputs, which linear reasoning can often finish
+  // (at ties, say, where the two sides are equal only because operands are).
+  auto case_constraints = [&](std::vector<z3::expr>& out) -> bool {
+    for (const Atom& at : atoms) {
+      auto chosen = subst.find(at.key);
+      if (chosen == subst.end()) return false;
+      std::size_t k = std::size_t(std::find(at.alts.begin(), at.alts.end(), chosen->second) - at.alts.begin());
+      auto zk = form(at.alts[k]);
+      if (!zk) return false;
+      if (const auto* info = norm.select_info(at.key)) {
+        auto l = form(info->a), r = form(info->b);
+        if (!l || !r) return false;
+        z3::expr cond = *l < *r;
+        switch (info->cmp) {
+          case Cmp::LT: cond = *l < *r; break;
+          case Cmp::LE: cond = *l <= *r; break;
+          case Cmp::GT: cond = *l > *r; break;
+          case Cmp::GE: cond = *l >= *r; break;
+          case Cmp::EQ: cond = *l == *r; break;
+          case Cmp::NE: cond = *l != *r; break;
+        }
+        out.push_back(k == 0 ? cond : !cond);
+        continue;
+      }
+      bool is_max = norm.is_max(at.key);
+      for (std::size_t j = 0; j < at.alts.size(); ++j) {
+        if (j == k) continue;
+        auto zj = form(at.alts[j]);
+        if (!zj) return false;
+        if (is_max)
+          out.push_back(j < k ? *zk > *zj : *zk >= *zj);
+        else
+          out.push_back(j < k ? *zk < *zj : *zk <= *zj);
+      }
+    }
+    return true;
+  };
+
+  // At a tie (the case's constraints force the chosen operand of a max to
+  // equal another operand) the other operand is an equally exact choice.
+  // Tries those other choices: often only one of them makes the forms agree
+  // (max(a,b) = a + b - min(a,b) where a = b needs min -> b when max -> a).
+  auto prove_by_ties = [&]() -> bool {
+    std::vector<std::vector<std::uint32_t>> choices;
+    std::size_t combos = 1;
+    for (const Atom& at : atoms) {
+      std::uint32_t k = subst.at(at.key);
+      std::vector<std::uint32_t> same{k};
+      if (!norm.select_info(at.key)) {
+        auto zk = form(k);
+        for (std::uint32_t j : at.alts) {
+          if (j == k || !zk) continue;
+          auto zj = form(j);
+          if (!zj) continue;
+          solver.push();
+          solver.add(*zj != *zk);
+          if (solver.check() == z3::unsat) same.push_back(j);
+          solver.pop();
+        }
+      }
+      combos *= same.size();
+      choices.push_back(std::move(same));
+    }
+    if (combos <= 1 || combos > 64) return false;
+    std::unordered_map<std::uint32_t, std::uint32_t> alt_subst;
+    for (std::size_t c = 1; c < combos; ++c) {
+      std::size_t rest = c;
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        alt_subst[atoms[i].key] = choices[i][rest % choices[i].size()];
+        rest /= choices[i].size();
+      }
+      norm.set_substitution(&alt_subst);
+      bool same = false;
+      try {
+        same = normal_forms_agree(a, b);
+      } catch (const LimitHit&) {
+      }
+      norm.set_substitution(nullptr);
+      if (same) return true;
+    }
+    return false;
+  };
+
   auto prove_leaf = [&]() -> bool {
     norm.set_substitution(&subst);
     bool same = false;
+    std::optional<z3::expr> case_goal;
+    std::vector<z3::expr> region;
     try {
-      same = normal_forms_agree(a, b);
+      detail::NF case_diff = alg.add(*norm.run(a), alg.neg(*norm.run(b)));
+      same = alg.is_zero(case_diff);
+      if (!same && case_constraints(region)) case_goal = enc.sum(case_diff.num);
     } catch (const LimitHit&) {
     }
     norm.set_substitution(nullptr);
     if (same) return true;
+    if (case_goal) {
+      solver.push();
+      for (const z3::expr& c : region) solver.add(c);
+      for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
+      solver.add(*case_goal != 0);
+      bool proved = solver.check() == z3::unsat;
+      solver.pop();
+      if (proved) return true;
+    }
+    if (prove_by_ties()) return true;
     solver.push();
     solver.add(*goal != 0);
     z3::check_result r = solver.check();

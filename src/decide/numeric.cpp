@@ -28,6 +28,7 @@ NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Exp
   std::sort(symbols_.begin(), symbols_.end());
 }
 
+template <class Real>
 std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Rational>& symbol_values,
                                                         bool read_constants) {
   std::vector<Real> v(order_.size());
@@ -137,12 +138,25 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
   return out;
 }
 
-bool numerically_different(const Real& a, const Real& b, const Real& relative) {
-  Real scale = boost::multiprecision::abs(a);
-  Real ab = boost::multiprecision::abs(b);
-  if (ab > scale) scale = ab;
+template std::optional<std::vector<Real>> NumericEvaluator::eval<Real>(const std::vector<Rational>&, bool);
+template std::optional<std::vector<RealLow>> NumericEvaluator::eval<RealLow>(const std::vector<Rational>&, bool);
+
+std::optional<std::pair<Real, Real>> NumericEvaluator::differing(const std::vector<Rational>& point,
+                                                                 bool read_constants, const Real& relative) {
+  namespace bm = boost::multiprecision;
+  auto hi = eval<Real>(point, read_constants);
+  if (!hi) return std::nullopt;
+  const Real &a = (*hi)[0], &b = (*hi)[1];
+  Real scale = bm::abs(a);
+  if (bm::abs(b) > scale) scale = bm::abs(b);
   if (scale < 1) scale = 1;
-  return boost::multiprecision::abs(a - b) > scale * relative;
+  Real diff = a - b;
+  if (bm::abs(diff) <= scale * relative) return std::nullopt;
+  auto lo = eval<RealLow>(point, read_constants);
+  if (!lo) return std::nullopt;
+  Real diff_lo((*lo)[0] - (*lo)[1]);
+  if (bm::abs(diff_lo - diff) > bm::abs(diff) / 100) return std::nullopt;
+  return std::make_pair(a, b);
 }
 
 std::string real_to_string(const Real& v, int digits) {
