@@ -46,6 +46,21 @@ enum class Op : std::uint8_t {
 enum class Cmp : std::uint8_t { LT, LE, GT, GE, EQ, NE };
 const char* cmp_symbol(Cmp c);
 
+// a cmp b, for any type with the six comparisons (numbers, Rational, or
+// expression types of other libraries whose comparisons build terms).
+template <class T>
+auto apply_cmp(Cmp c, const T& a, const T& b) -> decltype(a < b) {
+  switch (c) {
+    case Cmp::LT: return a < b;
+    case Cmp::LE: return a <= b;
+    case Cmp::GT: return a > b;
+    case Cmp::GE: return a >= b;
+    case Cmp::EQ: return a == b;
+    case Cmp::NE: return a != b;
+  }
+  return a != a;  // unreachable: every Cmp is handled above
+}
+
 struct Expr {
   std::uint32_t id = UINT32_MAX;
   bool valid() const { return id != UINT32_MAX; }

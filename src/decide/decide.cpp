@@ -240,15 +240,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     if (const auto* info = norm.select_info(key)) {
       auto l = form(info->a), r = form(info->b);
       if (!l || !r) return cannot("a comparison");
-      z3::expr cond = *l < *r;
-      switch (info->cmp) {
-        case Cmp::LT: cond = *l < *r; break;
-        case Cmp::LE: cond = *l <= *r; break;
-        case Cmp::GT: cond = *l > *r; break;
-        case Cmp::GE: cond = *l >= *r; break;
-        case Cmp::EQ: cond = *l == *r; break;
-        case Cmp::NE: cond = *l != *r; break;
-      }
+      z3::expr cond = apply_cmp(info->cmp, *l, *r);
       at.conditions = {cond && self == zs[0], !cond && self == zs[1]};
     } else {
       bool is_max = norm.is_max(key);
@@ -309,15 +301,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
       if (const auto* info = norm.select_info(at.key)) {
         auto l = form(info->a), r = form(info->b);
         if (!l || !r) return false;
-        z3::expr cond = *l < *r;
-        switch (info->cmp) {
-          case Cmp::LT: cond = *l < *r; break;
-          case Cmp::LE: cond = *l <= *r; break;
-          case Cmp::GT: cond = *l > *r; break;
-          case Cmp::GE: cond = *l >= *r; break;
-          case Cmp::EQ: cond = *l == *r; break;
-          case Cmp::NE: cond = *l != *r; break;
-        }
+        z3::expr cond = apply_cmp(info->cmp, *l, *r);
         out.push_back(k == 0 ? cond : !cond);
         continue;
       }

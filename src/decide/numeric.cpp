@@ -87,17 +87,7 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
           if (arg(k) < r) r = arg(k);
         break;
       case Op::Select: {
-        const Real &a = arg(0), &b = arg(1);
-        bool c = false;
-        switch (ctx_.select_cmp(e)) {
-          case Cmp::LT: c = a < b; break;
-          case Cmp::LE: c = a <= b; break;
-          case Cmp::GT: c = a > b; break;
-          case Cmp::GE: c = a >= b; break;
-          case Cmp::EQ: c = a == b; break;
-          case Cmp::NE: c = a != b; break;
-        }
-        r = c ? arg(2) : arg(3);
+        r = apply_cmp(ctx_.select_cmp(e), arg(0), arg(1)) ? arg(2) : arg(3);
         break;
       }
       case Op::Func: {

@@ -361,17 +361,7 @@ Expr ExprContext::min(Expr a, Expr b) {
 Expr ExprContext::select(Cmp cmp, Expr a, Expr b, Expr if_true, Expr if_false) {
   if (if_true == if_false) return if_true;
   if (op(a) == Op::Const && op(b) == Op::Const) {
-    int c = Rational::compare(constant_value(a), constant_value(b));
-    bool r = false;
-    switch (cmp) {
-      case Cmp::LT: r = c < 0; break;
-      case Cmp::LE: r = c <= 0; break;
-      case Cmp::GT: r = c > 0; break;
-      case Cmp::GE: r = c >= 0; break;
-      case Cmp::EQ: r = c == 0; break;
-      case Cmp::NE: r = c != 0; break;
-    }
-    return r ? if_true : if_false;
+    return apply_cmp(cmp, constant_value(a), constant_value(b)) ? if_true : if_false;
   }
   std::uint32_t kids[4] = {a.id, b.id, if_true.id, if_false.id};
   return intern(Op::Select, std::uint8_t(cmp), kids, 4, 0, 0);

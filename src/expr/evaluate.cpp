@@ -47,17 +47,7 @@ long double evaluate(const ExprContext& ctx, Expr root, const Assignment& values
       case Op::Max: r = -inf; for (std::size_t i = 0; i < n; ++i) r = std::fmax(r, arg(i)); break;
       case Op::Min: r = inf; for (std::size_t i = 0; i < n; ++i) r = std::fmin(r, arg(i)); break;
       case Op::Select: {
-        long double a = arg(0), b = arg(1);
-        bool c = false;
-        switch (ctx.select_cmp(e)) {
-          case Cmp::LT: c = a < b; break;
-          case Cmp::LE: c = a <= b; break;
-          case Cmp::GT: c = a > b; break;
-          case Cmp::GE: c = a >= b; break;
-          case Cmp::EQ: c = a == b; break;
-          case Cmp::NE: c = a != b; break;
-        }
-        r = c ? arg(2) : arg(3);
+        r = apply_cmp(ctx.select_cmp(e), arg(0), arg(1)) ? arg(2) : arg(3);
         break;
       }
       case Op::Func: {
