@@ -2,6 +2,9 @@
 #pragma once
 
 #include "tileverify/decide.hpp"
+#include "tileverify/domains.hpp"
+#include "tileverify/eval.hpp"
+#include "tileverify/program.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
 

@@ -1,0 +1,113 @@
+// tileverify/eval.hpp — running a structured-CTA program on one CTA.
+//
+// Contract: Machine<Domain> executes every thread of one CTA over a single
+// copy of the code, with one program counter per thread, round-robin (or, for
+// testing, a seeded random schedule). Its checked dynamics follow VOLTA (§4):
+//   - sync I blocks a thread until every thread of I is at the same sync or
+//     has returned; mismatched sets deadlock;
+//   - an access races with an earlier conflicting access of another thread
+//     unless a common sync orders them (vector clocks), in shared and global
+//     memory alike;
+//   - out-of-bounds and uninitialized reads are errors;
+//   - an address, branch or integer that depends on tensor data is outside
+//     the structured-CTA class: NotStructured.
+// Because these dynamics are confluent, one schedule gives the outputs of all
+// schedules, or the run reports a race or deadlock. The value domain (what
+// arithmetic means) is a template parameter: SymbolicDomain, ConcreteDomain.
+#pragma once
+
+#include "tileverify/domains.hpp"
+#include "tileverify/program.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tileverify {
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  std::uint64_t count() const { return std::uint64_t(x) * y * z; }
+};
+
+// What a pointer parameter points to, or a scalar parameter's value.
+struct TensorArg {
+  std::string name;  // the input symbols are name[i]
+  DType dtype = DType::F32;
+  std::vector<std::uint64_t> shape;
+  Role role = Role::In;
+  std::uint64_t elements() const;
+};
+struct LaunchArg {
+  bool is_tensor = true;
+  TensorArg tensor;
+  std::int64_t scalar = 0;
+  static LaunchArg of_tensor(TensorArg t) { return LaunchArg{true, std::move(t), 0}; }
+  static LaunchArg of_scalar(std::int64_t v) { return LaunchArg{false, TensorArg{}, v}; }
+};
+
+struct Launch {
+  Dim3 block;
+  Dim3 grid;
+  Dim3 cta;                     // which CTA (blockIdx) this run is
+  std::vector<LaunchArg> args;  // one per Program parameter, in order
+};
+
+enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch };
+const char* diag_kind_name(DiagKind k);
+
+struct AccessInfo {
+  std::uint32_t thread = 0;
+  std::uint32_t pc = 0;
+  bool write = false;
+  SourceLoc loc;
+  std::string instr;
+};
+
+struct Diagnostic {
+  DiagKind kind = DiagKind::NotStructured;
+  std::string message;                 // one line: what went wrong
+  SourceLoc loc;                       // where (the instruction that found it)
+  std::vector<std::uint32_t> threads;  // the threads involved
+  std::string buffer;                  // memory diagnostics: the buffer
+  std::int64_t element = -1;           //   and element
+  std::vector<AccessInfo> accesses;    // races: the earlier and the later access
+  std::string detail;                  // more lines (stuck threads of a deadlock, ...)
+  std::string text() const;            // the full human-readable report
+};
+
+struct RunOptions {
+  std::optional<std::uint64_t> random_schedule;  // seed; none: round-robin
+  bool check_races = true;
+  std::uint64_t max_steps = 2'000'000'000;       // thread-instructions before giving up (Unsupported)
+};
+
+struct RunStats {
+  std::uint64_t thread_instructions = 0;
+  std::uint64_t block_syncs = 0;  // completed CTA barriers
+  std::uint64_t warp_syncs = 0;   // completed warp-level syncs (warp barriers and collectives)
+};
+
+template <class Domain>
+struct RunResult {
+  using Value = typename Domain::Value;
+  bool ok() const { return diagnostics.empty(); }
+  std::vector<Diagnostic> diagnostics;  // empty: the run completed cleanly
+  // Final contents of every Out/InOut tensor, by tensor name; an element
+  // never written holds nullopt.
+  std::map<std::string, std::vector<std::optional<Value>>> outputs;
+  RunStats stats;
+};
+
+template <class Domain>
+RunResult<Domain> run_program(const Program& program, const Launch& launch, Domain& domain,
+                              const RunOptions& options = {});
+
+extern template RunResult<SymbolicDomain> run_program(const Program&, const Launch&, SymbolicDomain&,
+                                                      const RunOptions&);
+extern template RunResult<ConcreteDomain> run_program(const Program&, const Launch&, ConcreteDomain&,
+                                                      const RunOptions&);
+
+}  // namespace tileverify

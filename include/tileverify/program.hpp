@@ -1,0 +1,221 @@
+// tileverify/program.hpp — the structured-CTA program model.
+//
+// Contract: a Program is one copy of a kernel's code, executed by every thread
+// of a CTA: typed virtual registers, arithmetic, loads and stores to buffers
+// addressed as (buffer, byte offset), branches under per-thread predicates,
+// and synchronizing operations over thread sets (CTA barriers, warp barriers,
+// shuffles, votes, matrix fragments). It knows nothing of PTX syntax: the PTX
+// frontend is one producer, ProgramBuilder another, and compiler backends can
+// build Programs directly. Semantics are given by tileverify/eval.hpp.
+#pragma once
+
+#include "tileverify/expr.hpp"
+#include "tileverify/rational.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tileverify {
+
+enum class DType : std::uint8_t { Pred, S8, U8, S16, U16, S32, U32, S64, U64, F16, BF16, F32, F64, B8, B16, B32, B64 };
+std::size_t dtype_bytes(DType t);
+bool dtype_is_float(DType t);
+bool dtype_is_signed(DType t);
+const char* dtype_name(DType t);
+
+enum class Space : std::uint8_t { Global, Shared, Local, Param };
+const char* space_name(Space s);
+
+enum class Role : std::uint8_t { In, Out, InOut, Scratch };
+
+// A place in the source the program came from (a PTX file, or a builder call site).
+struct SourceLoc {
+  std::string file;
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+  std::string text() const;  // "file:line:column", or "instruction N" when unknown
+};
+
+enum class Special : std::uint8_t { TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ, LaneId, WarpId };
+
+// A buffer the program declares itself (.shared / .local arrays).
+struct BufferDecl {
+  std::string name;
+  Space space = Space::Shared;
+  DType dtype = DType::F32;
+  std::uint64_t elements = 0;
+};
+
+// A kernel parameter: a pointer (bound to a tensor at launch) or a scalar.
+struct ParamDecl {
+  std::string name;
+  DType dtype = DType::U64;
+  bool pointer = false;
+};
+
+struct Operand {
+  enum class Kind : std::uint8_t { None, Reg, Int, Float, Special, Buffer, Param };
+  Kind kind = Kind::None;
+  std::uint32_t index = 0;  // register, special, buffer, param, or constant-table index (Float)
+  std::int64_t imm = 0;     // Int immediate; for Reg/Buffer/Param used as an address: byte offset
+  static Operand reg(std::uint32_t r, std::int64_t offset = 0) { return {Kind::Reg, r, offset}; }
+  static Operand integer(std::int64_t v) { return {Kind::Int, 0, v}; }
+  static Operand special(Special s) { return {Kind::Special, std::uint32_t(s), 0}; }
+  static Operand buffer(std::uint32_t b, std::int64_t offset = 0) { return {Kind::Buffer, b, offset}; }
+  static Operand param(std::uint32_t p, std::int64_t offset = 0) { return {Kind::Param, p, offset}; }
+};
+
+enum class Opcode : std::uint8_t {
+  // data movement and conversion
+  Mov, Cvt, Selp,
+  // integer and float arithmetic (type decides which)
+  Add, Sub, Mul, MulHi, MulWide, Mad, MadWide, Fma, Div, Rem, Min, Max, Neg, Abs,
+  And, Or, Xor, Not, Shl, Shr,
+  Rcp, Sqrt, Rsqrt, Ex2, Exp, Lg2, Tanh,
+  Setp,
+  // memory
+  Ld, St,
+  // control
+  Bra, Ret,
+  // synchronization and warp collectives
+  Bar, WarpSync, Shfl, Vote, Mma, LdMatrix,
+};
+const char* opcode_name(Opcode op);
+
+enum class ShflMode : std::uint8_t { Up, Down, Bfly, Idx };
+enum class VoteMode : std::uint8_t { All, Any, Ballot };
+enum class MmaShape : std::uint8_t { M16N8K8, M16N8K16 };
+
+struct Instr {
+  Opcode op = Opcode::Mov;
+  DType type = DType::B32;     // the operation's type (destination type for Cvt)
+  DType src_type = DType::B32; // Cvt: source type; Mma: input (A/B) type
+  Space space = Space::Global; // Ld/St/LdMatrix
+  Cmp cmp = Cmp::EQ;           // Setp
+  std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4)
+  bool trans = false;          // LdMatrix .trans
+  std::int32_t guard = -1;     // predicate register; -1: always
+  bool guard_negated = false;
+  std::vector<std::uint32_t> dst;  // destination registers (vectors and fragments have several)
+  std::vector<Operand> src;
+  std::uint32_t target = 0;        // Bra: instruction index
+  SourceLoc loc;
+};
+
+struct RegisterDecl {
+  std::string name;
+  DType dtype;
+};
+
+struct Program {
+  std::string name;
+  std::vector<ParamDecl> params;
+  std::vector<BufferDecl> buffers;  // declared by the program; tensors come from the launch
+  std::vector<RegisterDecl> registers;
+  std::vector<Rational> constants;  // float immediates
+  std::vector<Instr> code;
+  // A readable listing, one instruction a line, for reports and debugging.
+  std::string listing() const;
+  std::string instr_text(std::uint32_t pc) const;
+};
+
+// Builds Programs in a few readable lines:
+//   ProgramBuilder b("softmax");
+//   auto x = b.param_pointer("x"), y = b.param_pointer("y");
+//   auto buf = b.shared("buf", DType::F32, 4);
+//   auto tid = b.reg(DType::U32);  b.mov(tid, Special::TidX);
+//   auto v = b.reg(DType::F32);    b.load(v, x, tid);          // v = x[tid]
+//   b.store(buf, tid, b.exp(v));                              // buf[tid] = exp(v)
+//   b.bar();
+// Reports name an instruction by its SourceLoc; call at() before emitting to
+// give the next instructions one (a backend passes its own source positions).
+class ProgramBuilder {
+ public:
+  struct Reg {
+    std::uint32_t id = 0;
+    DType type = DType::F32;
+  };
+  struct Label {
+    std::uint32_t id = 0;
+  };
+  // Anything that designates memory: a pointer register, a pointer parameter, or a declared buffer.
+  struct Mem {
+    Operand base;
+    DType elem;
+  };
+
+  explicit ProgramBuilder(std::string name);
+
+  Mem param_pointer(const std::string& name, DType elem = DType::F32);
+  Reg param_scalar(const std::string& name, DType type = DType::S32);  // loaded into a register
+  Mem shared(const std::string& name, DType elem, std::uint64_t elements);
+  Mem local(const std::string& name, DType elem, std::uint64_t elements);
+
+  Reg reg(DType t);
+  Reg imm(DType t, std::int64_t v);         // a register holding an integer constant
+  Reg fimm(const Rational& v, DType t = DType::F32);
+  Reg fbits(std::uint32_t bits);            // an f32 register from its bit pattern (0xFF800000: -inf)
+  Reg special(Special s);                   // tid.x etc. as a U32 register
+
+  // Generic emission.
+  ProgramBuilder& emit(Instr in);
+  ProgramBuilder& at(SourceLoc loc);        // location for the following instructions
+  std::uint32_t size() const { return std::uint32_t(p_.code.size()); }
+
+  // Arithmetic; the result type is the first operand's.
+  void mov(Reg d, Reg a);
+  void mov(Reg d, Special s);
+  Reg add(Reg a, Reg b);
+  Reg sub(Reg a, Reg b);
+  Reg mul(Reg a, Reg b);
+  Reg div(Reg a, Reg b);
+  Reg fma(Reg a, Reg b, Reg c);
+  Reg max(Reg a, Reg b);
+  Reg min(Reg a, Reg b);
+  Reg neg(Reg a);
+  Reg exp(Reg a);
+  Reg ex2(Reg a);
+  Reg rcp(Reg a);
+  Reg sqrt(Reg a);
+  Reg shl(Reg a, Reg b);
+  Reg and_(Reg a, Reg b);
+  Reg setp(Cmp c, Reg a, Reg b);           // a Pred register
+  Reg selp(Reg p, Reg a, Reg b);           // p ? a : b
+  Reg cvt(DType to, Reg a);
+  // d = op(a, b) into an existing register (loops update accumulators).
+  void assign(Opcode op, Reg d, Reg a, Reg b);
+
+  // Memory: element `index` (a register) of `m`, with an extra element offset.
+  void load(Reg d, Mem m, Reg index, std::int64_t extra_elements = 0);
+  void store(Mem m, Reg index, Reg v, std::int64_t extra_elements = 0);
+  void load_at(Reg d, Mem m, std::int64_t element);  // a constant element
+  void store_at(Mem m, std::int64_t element, Reg v);
+
+  // Control.
+  Label label();
+  void place(Label l);
+  void bra(Label l);
+  void bra_if(Reg pred, Label l, bool negated = false);
+  void ret();
+
+  // Synchronization and warp collectives.
+  void bar(std::uint32_t id = 0, std::int64_t count = -1);  // count -1: all threads of the CTA
+  void warp_sync(std::uint32_t mask = 0xffffffffu);
+  Reg shfl(ShflMode mode, Reg v, Reg lane_or_delta, std::uint32_t c = 0x1f, std::uint32_t mask = 0xffffffffu);
+  Reg vote(VoteMode mode, Reg pred, std::uint32_t mask = 0xffffffffu);
+
+  Program finish();  // resolves labels; throws std::logic_error on an unplaced label
+
+ private:
+  Operand address(Mem m, Reg index, std::int64_t extra_elements);
+  Reg unary(Opcode op, Reg a);
+  Reg binary(Opcode op, Reg a, Reg b);
+  Program p_;
+  std::vector<std::int64_t> label_pos_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> fixups_;  // (instr, label)
+  SourceLoc next_loc_;
+  bool has_loc_ = false;
+};
+
+}  // namespace tileverify

@@ -1,0 +1,914 @@
+// Machine<Domain>: one copy of the code, a program counter per thread,
+// VOLTA's sync rule, vector-clock race detection, bounds and initialization
+// checks. Explicitly instantiated for the two domains.
+#include "tileverify/eval.hpp"
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace tileverify {
+
+const char* diag_kind_name(DiagKind k) {
+  switch (k) {
+    case DiagKind::Race: return "race";
+    case DiagKind::Deadlock: return "deadlock";
+    case DiagKind::OutOfBounds: return "out_of_bounds";
+    case DiagKind::Uninitialized: return "uninitialized";
+    case DiagKind::NotStructured: return "not_structured";
+    case DiagKind::Unsupported: return "unsupported";
+    case DiagKind::BadLaunch: return "bad_launch";
+  }
+  return "?";
+}
+
+std::uint64_t TensorArg::elements() const {
+  std::uint64_t n = 1;
+  for (std::uint64_t d : shape) n *= d;
+  return n;
+}
+
+std::string Diagnostic::text() const {
+  std::ostringstream os;
+  os << diag_kind_name(kind) << ": " << message << "\n";
+  if (kind == DiagKind::Race && accesses.size() == 2) {
+    for (std::size_t i = 0; i < 2; ++i) {
+      const AccessInfo& a = accesses[i];
+      os << "  " << (i == 0 ? "earlier " : "later   ") << (a.write ? "write" : "read ") << " by thread " << a.thread
+         << " at " << a.loc.text() << ": " << a.instr << "\n";
+    }
+    os << "  no barrier or other synchronization orders these two accesses\n";
+  } else {
+    os << "  at " << loc.text() << "\n";
+    if (!threads.empty()) {
+      os << "  thread" << (threads.size() > 1 ? "s " : " ");
+      for (std::size_t i = 0; i < threads.size() && i < 16; ++i) os << (i ? ", " : "") << threads[i];
+      if (threads.size() > 16) os << ", ... (" << threads.size() << " in all)";
+      os << "\n";
+    }
+  }
+  if (!detail.empty()) os << detail;
+  return os.str();
+}
+
+namespace {
+
+constexpr std::uint32_t kNone = UINT32_MAX;
+
+enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond };
+
+template <class V>
+struct Val {
+  VKind kind = VKind::Undef;
+  Cmp cmp = Cmp::EQ;
+  std::uint32_t buf = 0;
+  std::int64_t i = 0;
+  V f{};
+  V g{};
+};
+
+struct Shadow {
+  std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
+  std::uint32_t r_thread = kNone, r_clock = 0, r_pc = 0;
+  std::int32_t r_set = -1;  // index of a read vector clock when several threads read concurrently
+};
+
+template <class V>
+struct Memory {
+  std::string name;
+  Space space = Space::Global;
+  DType dtype = DType::F32;
+  std::size_t esize = 4;
+  Role role = Role::Scratch;
+  std::uint64_t elements = 0;  // per thread for local memory
+  bool per_thread = false;
+  std::vector<Val<V>> cells;
+  std::vector<Shadow> shadow;
+};
+
+struct Stop {
+  Diagnostic diag;
+};
+
+enum class TState : std::uint8_t { Run, Wait, Done };
+
+template <class D>
+class Machine {
+  using V = typename D::Value;
+
+ public:
+  Machine(const Program& p, const Launch& l, D& d, const RunOptions& o) : p_(p), l_(l), d_(d), o_(o) {}
+
+  RunResult<D> run() {
+    RunResult<D> result;
+    try {
+      setup();
+      schedule();
+      collect(result);
+      if (uninitialized_) result.diagnostics.push_back(*uninitialized_);
+    } catch (const Stop& s) {
+      // A race explains an uninitialized read that came before it; anything
+      // else is reported after that read.
+      if (uninitialized_ && s.diag.kind != DiagKind::Race) result.diagnostics.push_back(*uninitialized_);
+      result.diagnostics.push_back(s.diag);
+    }
+    if (!result.diagnostics.empty()) result.outputs.clear();
+    result.stats = stats_;
+    return result;
+  }
+
+ private:
+  // ------------------------------------------------------------ setup
+  void setup() {
+    n_ = std::uint32_t(l_.block.count());
+    if (n_ == 0 || n_ > 4096) bad_launch("a CTA must have between 1 and 4096 threads, not " + std::to_string(n_));
+    if (l_.args.size() != p_.params.size())
+      bad_launch("the program has " + std::to_string(p_.params.size()) + " parameters but the launch gives " +
+                 std::to_string(l_.args.size()));
+    r_ = std::uint32_t(p_.registers.size());
+    regs_.assign(std::size_t(n_) * r_, Val<V>{});
+    state_.assign(n_, TState::Run);
+    pc_.assign(n_, 0);
+    vc_.assign(std::size_t(n_) * n_, 0);
+    param_buf_.assign(p_.params.size(), kNone);
+    for (std::size_t i = 0; i < p_.params.size(); ++i) {
+      const LaunchArg& a = l_.args[i];
+      if (p_.params[i].pointer != a.is_tensor)
+        bad_launch("parameter '" + p_.params[i].name + "' is a " + (p_.params[i].pointer ? "pointer" : "scalar") +
+                   " but the launch gives a " + (a.is_tensor ? "tensor" : "scalar"));
+      if (!a.is_tensor) continue;
+      Memory<V> m;
+      m.name = a.tensor.name;
+      m.space = Space::Global;
+      m.dtype = a.tensor.dtype;
+      m.esize = dtype_bytes(a.tensor.dtype);
+      m.role = a.tensor.role;
+      m.elements = a.tensor.elements();
+      m.cells.resize(m.elements);
+      m.shadow.resize(m.elements);
+      if (m.role == Role::In || m.role == Role::InOut)
+        for (std::uint64_t e = 0; e < m.elements; ++e) {
+          m.cells[e].kind = VKind::Float;
+          m.cells[e].f = d_.input(m.name, e);
+        }
+      param_buf_[i] = std::uint32_t(mem_.size());
+      mem_.push_back(std::move(m));
+    }
+    decl_buf_.assign(p_.buffers.size(), kNone);
+    for (std::size_t i = 0; i < p_.buffers.size(); ++i) {
+      const BufferDecl& b = p_.buffers[i];
+      Memory<V> m;
+      m.name = b.name;
+      m.space = b.space;
+      m.dtype = b.dtype;
+      m.esize = dtype_bytes(b.dtype);
+      m.elements = b.elements;
+      m.per_thread = b.space == Space::Local;
+      std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
+      m.cells.resize(total);
+      if (!m.per_thread) m.shadow.resize(total);
+      decl_buf_[i] = std::uint32_t(mem_.size());
+      mem_.push_back(std::move(m));
+    }
+  }
+
+  [[noreturn]] void bad_launch(const std::string& msg) {
+    Diagnostic d;
+    d.kind = DiagKind::BadLaunch;
+    d.message = msg;
+    throw Stop{d};
+  }
+
+  [[noreturn]] void fail(DiagKind k, std::uint32_t t, const std::string& msg) {
+    Diagnostic d;
+    d.kind = k;
+    d.message = msg;
+    d.loc = p_.code[pc_[t]].loc;
+    d.threads = {t};
+    d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+    throw Stop{d};
+  }
+
+  // ------------------------------------------------------------ scheduling
+  void schedule() {
+    std::mt19937_64 rng(o_.random_schedule ? *o_.random_schedule : 0);
+    for (;;) {
+      if (o_.random_schedule) {
+        std::vector<std::uint32_t> runnable;
+        for (;;) {
+          runnable.clear();
+          for (std::uint32_t t = 0; t < n_; ++t)
+            if (state_[t] == TState::Run) runnable.push_back(t);
+          if (runnable.empty()) break;
+          std::uint32_t t = runnable[rng() % runnable.size()];
+          unsigned burst = unsigned(1 + rng() % 8);
+          for (unsigned k = 0; k < burst && state_[t] == TState::Run; ++k) step(t);
+        }
+      } else {
+        for (std::uint32_t t = 0; t < n_; ++t)
+          while (state_[t] == TState::Run) step(t);
+      }
+      bool all_done = true;
+      for (std::uint32_t t = 0; t < n_; ++t) all_done = all_done && state_[t] == TState::Done;
+      if (all_done) return;
+      if (!release_groups()) deadlock();
+    }
+  }
+
+  // The thread set a sync instruction names, for thread t.
+  std::vector<std::uint32_t> sync_set(std::uint32_t t, const Instr& in) {
+    std::vector<std::uint32_t> s;
+    if (in.op == Opcode::Bar) {
+      for (std::uint32_t u = 0; u < n_; ++u) s.push_back(u);
+      return s;
+    }
+    std::uint32_t mask = 0xffffffffu;
+    if (in.op == Opcode::WarpSync)
+      mask = std::uint32_t(in.src[0].imm);
+    else if (in.op == Opcode::Shfl)
+      mask = std::uint32_t(in.src[3].imm);
+    else if (in.op == Opcode::Vote)
+      mask = std::uint32_t(in.src[1].imm);
+    std::uint32_t warp = t / 32;
+    for (std::uint32_t lane = 0; lane < 32; ++lane)
+      if (mask >> lane & 1) {
+        std::uint32_t u = warp * 32 + lane;
+        if (u < n_) s.push_back(u);
+      }
+    return s;
+  }
+
+  // Releases every group of waiting threads whose sync is complete.
+  bool release_groups() {
+    bool any = false;
+    for (std::uint32_t t = 0; t < n_; ++t) {
+      if (state_[t] != TState::Wait) continue;
+      const Instr& in = p_.code[pc_[t]];
+      std::vector<std::uint32_t> set = sync_set(t, in);
+      if (std::find(set.begin(), set.end(), t) == set.end())
+        fail(DiagKind::Deadlock, t, "thread " + std::to_string(t) + " is not in the thread set of its own sync");
+      bool complete = true;
+      std::vector<std::uint32_t> group;
+      for (std::uint32_t u : set) {
+        if (state_[u] == TState::Done) continue;
+        if (state_[u] != TState::Wait || pc_[u] != pc_[t] || sync_set(u, p_.code[pc_[u]]) != set) {
+          complete = false;
+          break;
+        }
+        group.push_back(u);
+      }
+      if (!complete) continue;
+      collective(in, group);
+      join_clocks(group);
+      if (in.op == Opcode::Bar)
+        ++stats_.block_syncs;
+      else
+        ++stats_.warp_syncs;
+      for (std::uint32_t u : group) {
+        state_[u] = TState::Run;
+        ++pc_[u];
+      }
+      any = true;
+    }
+    return any;
+  }
+
+  [[noreturn]] void deadlock() {
+    Diagnostic d;
+    d.kind = DiagKind::Deadlock;
+    std::ostringstream os;
+    std::uint32_t first = kNone;
+    std::map<std::uint32_t, std::vector<std::uint32_t>> by_pc;
+    for (std::uint32_t t = 0; t < n_; ++t)
+      if (state_[t] == TState::Wait) {
+        by_pc[pc_[t]].push_back(t);
+        if (first == kNone) first = t;
+      }
+    std::uint32_t done = 0;
+    for (std::uint32_t t = 0; t < n_; ++t) done += state_[t] == TState::Done;
+    d.message = "no thread can make progress: " + std::to_string(n_ - done) +
+                " threads wait at syncs whose thread sets never complete";
+    d.loc = p_.code[pc_[first]].loc;
+    for (auto& [pc, ts] : by_pc) {
+      os << "  waiting at " << p_.code[pc].loc.text() << " (" << p_.instr_text(pc) << "): threads ";
+      for (std::size_t i = 0; i < ts.size() && i < 8; ++i) os << (i ? ", " : "") << ts[i];
+      if (ts.size() > 8) os << ", ... (" << ts.size() << ")";
+      std::vector<std::uint32_t> set = sync_set(ts[0], p_.code[pc]);
+      std::vector<std::uint32_t> missing;
+      for (std::uint32_t u : set)
+        if (state_[u] == TState::Run || (state_[u] == TState::Wait && pc_[u] != pc)) missing.push_back(u);
+      for (std::uint32_t u : set)
+        if (state_[u] == TState::Wait && pc_[u] == pc && sync_set(u, p_.code[pc]) != set &&
+            std::find(missing.begin(), missing.end(), u) == missing.end())
+          missing.push_back(u);
+      if (!missing.empty()) {
+        os << "; it needs threads ";
+        for (std::size_t i = 0; i < missing.size() && i < 8; ++i) os << (i ? ", " : "") << missing[i];
+        if (missing.size() > 8) os << ", ...";
+        os << ", which are at another sync or in a different set";
+      }
+      os << "\n";
+      for (std::uint32_t t : ts) d.threads.push_back(t);
+    }
+    if (done) os << "  " << done << " threads have returned\n";
+    d.detail = os.str();
+    throw Stop{d};
+  }
+
+  // Every member first ticks its own clock, then all take the join: each
+  // member's accesses before the sync are now ordered before everything any
+  // member does after it.
+  void join_clocks(const std::vector<std::uint32_t>& group) {
+    if (!o_.check_races || group.empty()) return;
+    for (std::uint32_t u : group) ++vc_[std::size_t(u) * n_ + u];
+    std::vector<std::uint32_t> j(n_, 0);
+    for (std::uint32_t u : group) {
+      const std::uint32_t* c = &vc_[std::size_t(u) * n_];
+      for (std::uint32_t k = 0; k < n_; ++k) j[k] = std::max(j[k], c[k]);
+    }
+    for (std::uint32_t u : group) std::copy(j.begin(), j.end(), vc_.begin() + std::ptrdiff_t(std::size_t(u) * n_));
+  }
+
+  // ------------------------------------------------------------ values
+  Val<V>& reg(std::uint32_t t, std::uint32_t r) { return regs_[std::size_t(t) * r_ + r]; }
+
+  std::int64_t special(std::uint32_t t, Special s) {
+    std::uint32_t x = t % l_.block.x, y = (t / l_.block.x) % l_.block.y, z = t / (l_.block.x * l_.block.y);
+    switch (s) {
+      case Special::TidX: return x;
+      case Special::TidY: return y;
+      case Special::TidZ: return z;
+      case Special::NtidX: return l_.block.x;
+      case Special::NtidY: return l_.block.y;
+      case Special::NtidZ: return l_.block.z;
+      case Special::CtaidX: return l_.cta.x;
+      case Special::CtaidY: return l_.cta.y;
+      case Special::CtaidZ: return l_.cta.z;
+      case Special::NctaidX: return l_.grid.x;
+      case Special::NctaidY: return l_.grid.y;
+      case Special::NctaidZ: return l_.grid.z;
+      case Special::LaneId: return t % 32;
+      case Special::WarpId: return t / 32;
+    }
+    return 0;
+  }
+
+  Val<V> operand(std::uint32_t t, const Operand& o) {
+    Val<V> v;
+    switch (o.kind) {
+      case Operand::Kind::Reg: {
+        const Val<V>& r = reg(t, o.index);
+        if (r.kind == VKind::Undef)
+          fail(DiagKind::Uninitialized, t, "register " + p_.registers[o.index].name + " is read before it is written");
+        return r;
+      }
+      case Operand::Kind::Int:
+        v.kind = VKind::Int;
+        v.i = o.imm;
+        return v;
+      case Operand::Kind::Float:
+        v.kind = VKind::Float;
+        v.f = d_.constant(p_.constants[o.index]);
+        return v;
+      case Operand::Kind::Special:
+        v.kind = VKind::Int;
+        v.i = special(t, Special(o.index));
+        return v;
+      case Operand::Kind::Buffer:
+        v.kind = VKind::Ptr;
+        v.buf = decl_buf_[o.index];
+        v.i = o.imm;
+        return v;
+      case Operand::Kind::Param: {
+        const LaunchArg& a = l_.args[o.index];
+        if (a.is_tensor) {
+          v.kind = VKind::Ptr;
+          v.buf = param_buf_[o.index];
+          v.i = 0;
+        } else {
+          v.kind = VKind::Int;
+          v.i = a.scalar;
+        }
+        return v;
+      }
+      case Operand::Kind::None: break;
+    }
+    fail(DiagKind::Unsupported, t, "missing operand");
+  }
+
+  static std::int64_t wrap(std::int64_t v, DType t) {
+    std::size_t bits = dtype_bytes(t) * 8;
+    if (t == DType::Pred) return v != 0;
+    if (bits >= 64) return v;
+    std::uint64_t m = (std::uint64_t(1) << bits) - 1;
+    std::uint64_t u = std::uint64_t(v) & m;
+    if (dtype_is_signed(t) && (u >> (bits - 1))) u |= ~m;
+    return std::int64_t(u);
+  }
+
+  std::int64_t as_int(std::uint32_t t, const Val<V>& v, const char* what) {
+    if (v.kind == VKind::Int) return v.i;
+    if (v.kind == VKind::Float)
+      fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data (a float used as an integer)");
+    if (v.kind == VKind::Cond) fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data");
+    fail(DiagKind::NotStructured, t, std::string(what) + ": a pointer used as an integer");
+  }
+
+  V as_float(std::uint32_t t, const Val<V>& v, DType type) {
+    if (v.kind == VKind::Float) return v.f;
+    if (v.kind == VKind::Int) {  // raw bits of a float constant (mov.b32 %f, 0x3f800000)
+      std::uint64_t bits = std::uint64_t(v.i);
+      if (type != DType::F64 && (bits & 0x7fffffffu) == 0x7f800000u) return d_.infinity(bits >> 31 & 1);
+      if (type == DType::F64 && (bits & 0x7fffffffffffffffull) == 0x7ff0000000000000ull) return d_.infinity(bits >> 63);
+      try {
+        if (type == DType::F64) return d_.constant(Rational::from_f64_bits(bits));
+        return d_.constant(Rational::from_f32_bits(std::uint32_t(bits)));
+      } catch (const std::domain_error&) {
+        fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
+      }
+    }
+    fail(DiagKind::NotStructured, t, "a float operation on a pointer or predicate");
+  }
+
+  void set(std::uint32_t t, std::uint32_t r, const Val<V>& v) { reg(t, r) = v; }
+
+  Val<V> int_val(std::int64_t x) {
+    Val<V> v;
+    v.kind = VKind::Int;
+    v.i = x;
+    return v;
+  }
+  Val<V> float_val(V x) {
+    Val<V> v;
+    v.kind = VKind::Float;
+    v.f = x;
+    return v;
+  }
+
+  // ------------------------------------------------------------ memory
+  struct Addr {
+    std::uint32_t buf;
+    std::int64_t offset;
+  };
+
+  Addr address(std::uint32_t t, const Operand& o) {
+    if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf_[o.index], o.imm};
+    Val<V> v = operand(t, o);
+    if (v.kind != VKind::Ptr)
+      fail(DiagKind::NotStructured, t,
+           v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer"
+                                : "an address that depends on tensor data");
+    return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
+  }
+
+  // The cell of element `k` of an access at `a`, checked.
+  std::size_t cell(std::uint32_t t, const Addr& a, std::size_t k, std::size_t width_bytes, bool write) {
+    Memory<V>& m = mem_[a.buf];
+    if (width_bytes != m.esize)
+      fail(DiagKind::Unsupported, t,
+           "a " + std::to_string(width_bytes) + "-byte access to '" + m.name + "', whose elements are " +
+               std::to_string(m.esize) + " bytes");
+    std::int64_t byte = a.offset + std::int64_t(k * width_bytes);
+    if (byte % std::int64_t(m.esize) != 0) fail(DiagKind::Unsupported, t, "a misaligned access to '" + m.name + "'");
+    std::int64_t e = byte / std::int64_t(m.esize);
+    if (e < 0 || std::uint64_t(e) >= m.elements) {
+      Diagnostic d;
+      d.kind = DiagKind::OutOfBounds;
+      d.message = std::string(write ? "write to " : "read of ") + m.name + "[" + std::to_string(e) + "], but '" +
+                  m.name + "' has " + std::to_string(m.elements) + " elements";
+      d.loc = p_.code[pc_[t]].loc;
+      d.threads = {t};
+      d.buffer = m.name;
+      d.element = e;
+      d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+      throw Stop{d};
+    }
+    return m.per_thread ? std::size_t(t) * m.elements + std::size_t(e) : std::size_t(e);
+  }
+
+  void race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
+            bool other_write, bool write) {
+    Diagnostic d;
+    d.kind = DiagKind::Race;
+    d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(c) +
+                "] between thread " + std::to_string(other) + " (" + (other_write ? "write" : "read") +
+                ") and thread " + std::to_string(t) + " (" + (write ? "write" : "read") + ")";
+    d.loc = p_.code[pc_[t]].loc;
+    d.threads = {other, t};
+    d.buffer = m.name;
+    d.element = std::int64_t(c);
+    d.accesses = {AccessInfo{other, other_pc, other_write, p_.code[other_pc].loc, p_.instr_text(other_pc)},
+                  AccessInfo{t, pc_[t], write, p_.code[pc_[t]].loc, p_.instr_text(pc_[t])}};
+    throw Stop{d};
+  }
+
+  // FastTrack-style checks: the last write is one epoch (thread, clock); reads
+  // are one epoch until two unordered reads meet, then a vector clock.
+  bool ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
+    return u == t || vc_[std::size_t(t) * n_ + u] > clock;
+  }
+
+  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c) {
+    if (!o_.check_races || m.per_thread) return;
+    Shadow& s = m.shadow[c];
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) race(t, m, c, s.w_thread, s.w_pc, true, false);
+    std::uint32_t clock = vc_[std::size_t(t) * n_ + t];
+    if (s.r_set >= 0) {
+      read_sets_[std::size_t(s.r_set)][t] = {clock + 1, pc_[t]};
+    } else if (s.r_thread == kNone || ordered(t, s.r_thread, s.r_clock)) {
+      s.r_thread = t;
+      s.r_clock = clock;
+      s.r_pc = pc_[t];
+    } else {  // two unordered reads: keep both
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> set(n_, {0, 0});
+      set[s.r_thread] = {s.r_clock + 1, s.r_pc};
+      set[t] = {clock + 1, pc_[t]};
+      s.r_set = new_read_set(std::move(set));
+    }
+  }
+
+  std::int32_t new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set) {
+    if (!free_sets_.empty()) {
+      std::int32_t k = free_sets_.back();
+      free_sets_.pop_back();
+      read_sets_[std::size_t(k)] = std::move(set);
+      return k;
+    }
+    read_sets_.push_back(std::move(set));
+    return std::int32_t(read_sets_.size() - 1);
+  }
+
+  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c) {
+    if (!o_.check_races || m.per_thread) return;
+    Shadow& s = m.shadow[c];
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) race(t, m, c, s.w_thread, s.w_pc, true, true);
+    if (s.r_set >= 0) {
+      auto& set = read_sets_[std::size_t(s.r_set)];
+      for (std::uint32_t u = 0; u < n_; ++u)
+        if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) race(t, m, c, u, set[u].second, false, true);
+      free_sets_.push_back(s.r_set);
+      s.r_set = -1;
+    } else if (s.r_thread != kNone && !ordered(t, s.r_thread, s.r_clock)) {
+      race(t, m, c, s.r_thread, s.r_pc, false, true);
+    }
+    s.r_thread = kNone;
+    s.w_thread = t;
+    s.w_clock = vc_[std::size_t(t) * n_ + t];
+    s.w_pc = pc_[t];
+  }
+
+  // ------------------------------------------------------------ execution
+  void step(std::uint32_t t) {
+    if (++stats_.thread_instructions > o_.max_steps) fail(DiagKind::Unsupported, t, "step limit reached");
+    std::uint32_t pc = pc_[t];
+    if (pc >= p_.code.size()) {
+      state_[t] = TState::Done;
+      return;
+    }
+    const Instr& in = p_.code[pc];
+    if (in.guard >= 0) {
+      const Val<V>& g = reg(t, std::uint32_t(in.guard));
+      if (g.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "an instruction predicated on tensor data");
+      bool on = as_int(t, g, "a guard predicate") != 0;
+      if (on == in.guard_negated) {
+        pc_[t] = pc + 1;
+        return;
+      }
+    }
+    switch (in.op) {
+      case Opcode::Bra:
+        pc_[t] = in.target;
+        return;
+      case Opcode::Ret:
+        state_[t] = TState::Done;
+        return;
+      case Opcode::Bar:
+        if (in.src.size() > 1 && in.src[1].imm != std::int64_t(n_))
+          fail(DiagKind::Unsupported, t, "a barrier with a thread count other than the whole CTA");
+        state_[t] = TState::Wait;
+        return;
+      case Opcode::WarpSync:
+      case Opcode::Shfl:
+      case Opcode::Vote:
+        state_[t] = TState::Wait;
+        return;
+      case Opcode::Mma:
+      case Opcode::LdMatrix:
+        fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " is not supported yet");
+      case Opcode::Ld:
+        load(t, in);
+        break;
+      case Opcode::St:
+        store(t, in);
+        break;
+      default:
+        alu(t, in);
+        break;
+    }
+    pc_[t] = pc + 1;
+  }
+
+  void load(std::uint32_t t, const Instr& in) {
+    if (in.space == Space::Param) {
+      set(t, in.dst[0], operand(t, in.src[0]));
+      return;
+    }
+    Addr a = address(t, in.src[0]);
+    Memory<V>& m = mem_[a.buf];
+    for (std::size_t k = 0; k < in.dst.size(); ++k) {
+      std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
+      check_read(t, m, c);
+      const Val<V>& v = m.cells[c];
+      if (v.kind == VKind::Undef) {
+        // Report it, but run on with a poison value: the read may be one side
+        // of a race (a missing barrier), which is the better report.
+        if (!uninitialized_) {
+          Diagnostic d;
+          d.kind = DiagKind::Uninitialized;
+          d.message = "read of " + m.name + "[" + std::to_string(c) + "], which nothing has written";
+          d.loc = in.loc;
+          d.threads = {t};
+          d.buffer = m.name;
+          d.element = std::int64_t(c);
+          d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+          uninitialized_ = d;
+        }
+        set(t, in.dst[k], float_val(d_.poison(m.name, c)));
+        continue;
+      }
+      set(t, in.dst[k], v);
+    }
+  }
+
+  void store(std::uint32_t t, const Instr& in) {
+    Addr a = address(t, in.src[0]);
+    Memory<V>& m = mem_[a.buf];
+    for (std::size_t k = 1; k < in.src.size(); ++k) {
+      std::size_t c = cell(t, a, k - 1, dtype_bytes(in.type), true);
+      Val<V> v = operand(t, in.src[k]);
+      check_write(t, m, c);
+      m.cells[c] = v;
+    }
+  }
+
+  void alu(std::uint32_t t, const Instr& in) {
+    auto src = [&](std::size_t i) { return operand(t, in.src[i]); };
+    const DType ty = in.type;
+    const bool fl = dtype_is_float(ty);
+    Val<V> out;
+    switch (in.op) {
+      case Opcode::Mov: out = src(0); break;
+      case Opcode::Cvt: {
+        Val<V> a = src(0);
+        if (a.kind == VKind::Ptr) {
+          out = a;
+        } else if (dtype_is_float(ty) && dtype_is_float(in.src_type)) {
+          out = float_val(as_float(t, a, in.src_type));  // reals: float-format casts are the identity
+        } else if (dtype_is_float(ty)) {
+          out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));
+        } else if (dtype_is_float(in.src_type)) {
+          fail(DiagKind::NotStructured, t, "a float-to-int conversion of tensor data");
+        } else {
+          out = int_val(wrap(wrap(as_int(t, a, "a conversion"), in.src_type), ty));
+        }
+        break;
+      }
+      case Opcode::Selp: {
+        Val<V> a = src(0), b = src(1), p = src(2);
+        if (p.kind == VKind::Cond) {
+          if (!fl && !(a.kind == VKind::Float && b.kind == VKind::Float))
+            fail(DiagKind::NotStructured, t, "an integer selected by tensor data");
+          out = float_val(d_.select(p.cmp, p.f, p.g, as_float(t, a, ty), as_float(t, b, ty)));
+        } else {
+          out = as_int(t, p, "a selp predicate") ? a : b;
+        }
+        break;
+      }
+      case Opcode::Setp: {
+        Val<V> a = src(0), b = src(1);
+        if (fl) {
+          out.kind = VKind::Cond;
+          out.cmp = in.cmp;
+          out.f = as_float(t, a, ty);
+          out.g = as_float(t, b, ty);
+        } else {
+          std::int64_t x = as_int(t, a, "a comparison"), y = as_int(t, b, "a comparison");
+          bool r = dtype_is_signed(ty) ? apply_cmp(in.cmp, x, y)
+                                        : apply_cmp(in.cmp, std::uint64_t(wrap(x, ty)) & mask(ty),
+                                                    std::uint64_t(wrap(y, ty)) & mask(ty));
+          out = int_val(r);
+        }
+        break;
+      }
+      default:
+        out = fl ? float_op(t, in) : int_op(t, in);
+    }
+    set(t, in.dst[0], out);
+  }
+
+  static std::uint64_t mask(DType t) {
+    std::size_t bits = dtype_bytes(t) * 8;
+    return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
+  }
+
+  Val<V> float_op(std::uint32_t t, const Instr& in) {
+    auto f = [&](std::size_t i) { return as_float(t, operand(t, in.src[i]), in.type); };
+    switch (in.op) {
+      case Opcode::Add: return float_val(d_.add(f(0), f(1)));
+      case Opcode::Sub: return float_val(d_.sub(f(0), f(1)));
+      case Opcode::Mul: return float_val(d_.mul(f(0), f(1)));
+      case Opcode::Div: return float_val(d_.div(f(0), f(1)));
+      case Opcode::Mad:
+      case Opcode::Fma: return float_val(d_.fma(f(0), f(1), f(2)));
+      case Opcode::Min: return float_val(d_.min(f(0), f(1)));
+      case Opcode::Max: return float_val(d_.max(f(0), f(1)));
+      case Opcode::Neg: return float_val(d_.neg(f(0)));
+      case Opcode::Abs: return float_val(d_.abs(f(0)));
+      case Opcode::Rcp: return float_val(d_.rcp(f(0)));
+      case Opcode::Sqrt: return float_val(d_.func("sqrt", f(0)));
+      case Opcode::Rsqrt: return float_val(d_.func("rsqrt", f(0)));
+      case Opcode::Ex2: return float_val(d_.ex2(f(0)));
+      case Opcode::Exp: return float_val(d_.exp(f(0)));
+      case Opcode::Lg2: return float_val(d_.func("log2", f(0)));
+      case Opcode::Tanh: return float_val(d_.func("tanh", f(0)));
+      default: break;
+    }
+    fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on float type " + dtype_name(in.type));
+  }
+
+  Val<V> int_op(std::uint32_t t, const Instr& in) {
+    const DType ty = in.type;
+    Val<V> a = operand(t, in.src[0]);
+    // Pointer arithmetic: pointer +- integer, pointer - pointer.
+    if (in.op == Opcode::Add || in.op == Opcode::Sub) {
+      Val<V> b = operand(t, in.src[1]);
+      if (a.kind == VKind::Ptr || b.kind == VKind::Ptr) {
+        if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && in.op == Opcode::Sub && a.buf == b.buf)
+          return int_val(a.i - b.i);
+        if (b.kind == VKind::Ptr && in.op == Opcode::Add) std::swap(a, b);
+        if (a.kind != VKind::Ptr || b.kind == VKind::Ptr)
+          fail(DiagKind::NotStructured, t, "arithmetic between two pointers");
+        std::int64_t off = as_int(t, b, "a pointer offset");
+        a.i = in.op == Opcode::Add ? a.i + off : a.i - off;
+        return a;
+      }
+    }
+    std::int64_t x = as_int(t, a, "integer arithmetic");
+    auto y = [&](std::size_t i) { return as_int(t, operand(t, in.src[i]), "integer arithmetic"); };
+    bool sg = dtype_is_signed(ty);
+    std::uint64_t ux = std::uint64_t(wrap(x, ty)) & mask(ty);
+    switch (in.op) {
+      case Opcode::Add: return int_val(wrap(x + y(1), ty));
+      case Opcode::Sub: return int_val(wrap(x - y(1), ty));
+      case Opcode::Mul: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1))), ty));
+      case Opcode::MulWide: {
+        std::int64_t b = y(1);
+        DType wide = sg ? DType::S64 : DType::U64;
+        if (sg) return int_val(wrap(wrap(x, ty) * wrap(b, ty), wide));
+        return int_val(std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(b, ty)) & mask(ty))));
+      }
+      case Opcode::MulHi: {
+        __extension__ typedef __int128 i128;
+        i128 p = sg ? i128(wrap(x, ty)) * i128(wrap(y(1), ty))
+                    : i128(ux) * i128(std::uint64_t(wrap(y(1), ty)) & mask(ty));
+        return int_val(wrap(std::int64_t(p >> (dtype_bytes(ty) * 8)), ty));
+      }
+      case Opcode::Mad: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1)) + std::uint64_t(y(2))), ty));
+      case Opcode::MadWide: {
+        DType wide = sg ? DType::S64 : DType::U64;
+        std::int64_t p = sg ? wrap(x, ty) * wrap(y(1), ty)
+                            : std::int64_t(ux * (std::uint64_t(wrap(y(1), ty)) & mask(ty)));
+        return int_val(wrap(p + y(2), wide));
+      }
+      case Opcode::Div:
+      case Opcode::Rem: {
+        std::int64_t b = y(1);
+        if (b == 0) fail(DiagKind::Unsupported, t, "integer division by zero");
+        if (sg) return int_val(wrap(in.op == Opcode::Div ? wrap(x, ty) / wrap(b, ty) : wrap(x, ty) % wrap(b, ty), ty));
+        std::uint64_t ub = std::uint64_t(wrap(b, ty)) & mask(ty);
+        return int_val(wrap(std::int64_t(in.op == Opcode::Div ? ux / ub : ux % ub), ty));
+      }
+      case Opcode::Min:
+      case Opcode::Max: {
+        std::int64_t b = y(1);
+        bool lt = sg ? wrap(x, ty) < wrap(b, ty) : ux < (std::uint64_t(wrap(b, ty)) & mask(ty));
+        bool take_x = in.op == Opcode::Min ? lt : !lt;
+        return int_val(wrap(take_x ? x : b, ty));
+      }
+      case Opcode::Neg: return int_val(wrap(-x, ty));
+      case Opcode::Abs: return int_val(wrap(x < 0 ? -x : x, ty));
+      case Opcode::And: return int_val(wrap(x & y(1), ty));
+      case Opcode::Or: return int_val(wrap(x | y(1), ty));
+      case Opcode::Xor: return int_val(wrap(x ^ y(1), ty));
+      case Opcode::Not: return int_val(wrap(~x, ty));
+      case Opcode::Shl: {
+        std::int64_t s = y(1);
+        return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : wrap(std::int64_t(std::uint64_t(x) << s), ty));
+      }
+      case Opcode::Shr: {
+        std::int64_t s = std::min<std::int64_t>(y(1), std::int64_t(dtype_bytes(ty) * 8) - 1 + (sg ? 0 : 1));
+        if (sg) return int_val(wrap(wrap(x, ty) >> s, ty));
+        return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : std::int64_t(ux >> s));
+      }
+      default: break;
+    }
+    fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on integer type " + dtype_name(ty));
+  }
+
+  // ------------------------------------------------------------ collectives
+  void collective(const Instr& in, const std::vector<std::uint32_t>& group) {
+    if (in.op == Opcode::Shfl) {
+      std::vector<Val<V>> result(group.size());
+      for (std::size_t gi = 0; gi < group.size(); ++gi) {
+        std::uint32_t t = group[gi], lane = t % 32;
+        std::uint32_t b = std::uint32_t(as_int(t, operand(t, in.src[1]), "a shuffle lane"));
+        std::uint32_t c = std::uint32_t(in.src[2].imm);
+        std::uint32_t bval = b & 0x1f, cval = c & 0x1f, segmask = (c >> 8) & 0x1f;
+        std::uint32_t max_lane = (lane & segmask) | (cval & ~segmask), min_lane = lane & segmask;
+        std::int64_t j = lane;
+        bool pval = false;
+        switch (ShflMode(in.mode)) {
+          case ShflMode::Up: j = std::int64_t(lane) - bval; pval = j >= std::int64_t(max_lane); break;
+          case ShflMode::Down: j = lane + bval; pval = j <= std::int64_t(max_lane); break;
+          case ShflMode::Bfly: j = lane ^ bval; pval = j <= std::int64_t(max_lane); break;
+          case ShflMode::Idx: j = min_lane | (bval & ~segmask); pval = j <= std::int64_t(max_lane); break;
+        }
+        if (!pval) j = lane;
+        std::uint32_t src_t = (t / 32) * 32 + std::uint32_t(j);
+        std::uint32_t mask = std::uint32_t(in.src[3].imm);
+        if (!(mask >> j & 1) || src_t >= n_ || state_[src_t] == TState::Done) {
+          fail(DiagKind::Unsupported, t, "shuffle reads lane " + std::to_string(j) + ", which is not in the member mask or has exited");
+        }
+        result[gi] = operand(src_t, in.src[0]);
+      }
+      for (std::size_t gi = 0; gi < group.size(); ++gi) set(group[gi], in.dst[0], result[gi]);
+      return;
+    }
+    if (in.op == Opcode::Vote) {
+      std::uint32_t ballot = 0;
+      bool all = true, any = false;
+      for (std::uint32_t t : group) {
+        Val<V> p = operand(t, in.src[0]);
+        if (p.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "a vote on a predicate that depends on tensor data");
+        bool on = as_int(t, p, "a vote predicate") != 0;
+        ballot |= std::uint32_t(on) << (t % 32);
+        all = all && on;
+        any = any || on;
+      }
+      for (std::uint32_t t : group) {
+        switch (VoteMode(in.mode)) {
+          case VoteMode::All: set(t, in.dst[0], int_val(all)); break;
+          case VoteMode::Any: set(t, in.dst[0], int_val(any)); break;
+          case VoteMode::Ballot: set(t, in.dst[0], int_val(ballot)); break;
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ results
+  void collect(RunResult<D>& r) {
+    for (std::size_t i = 0; i < p_.params.size(); ++i) {
+      if (param_buf_[i] == kNone) continue;
+      const Memory<V>& m = mem_[param_buf_[i]];
+      if (m.role != Role::Out && m.role != Role::InOut) continue;
+      auto& out = r.outputs[m.name];
+      out.resize(m.cells.size());
+      for (std::size_t e = 0; e < m.cells.size(); ++e) {
+        const Val<V>& v = m.cells[e];
+        if (v.kind == VKind::Float)
+          out[e] = v.f;
+        else if (v.kind == VKind::Int)
+          out[e] = d_.constant(Rational(v.i));
+      }
+    }
+  }
+
+  const Program& p_;
+  const Launch& l_;
+  D& d_;
+  RunOptions o_;
+  std::uint32_t n_ = 0, r_ = 0;
+  std::vector<Val<V>> regs_;
+  std::vector<TState> state_;
+  std::vector<std::uint32_t> pc_;
+  std::vector<std::uint32_t> vc_;  // n x n vector clocks
+  std::vector<Memory<V>> mem_;
+  std::vector<std::uint32_t> param_buf_, decl_buf_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
+  std::vector<std::int32_t> free_sets_;
+  RunStats stats_;
+  std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
+};
+
+}  // namespace
+
+template <class Domain>
+RunResult<Domain> run_program(const Program& program, const Launch& launch, Domain& domain, const RunOptions& options) {
+  return Machine<Domain>(program, launch, domain, options).run();
+}
+
+template RunResult<SymbolicDomain> run_program(const Program&, const Launch&, SymbolicDomain&, const RunOptions&);
+template RunResult<ConcreteDomain> run_program(const Program&, const Launch&, ConcreteDomain&, const RunOptions&);
+
+}  // namespace tileverify

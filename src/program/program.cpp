@@ -1,0 +1,447 @@
+// The structured-CTA program model: type facts, listings, ProgramBuilder.
+#include "tileverify/program.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace tileverify {
+
+std::size_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::Pred: return 1;
+    case DType::S8: case DType::U8: case DType::B8: return 1;
+    case DType::S16: case DType::U16: case DType::F16: case DType::BF16: case DType::B16: return 2;
+    case DType::S32: case DType::U32: case DType::F32: case DType::B32: return 4;
+    case DType::S64: case DType::U64: case DType::F64: case DType::B64: return 8;
+  }
+  return 4;
+}
+
+bool dtype_is_float(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
+}
+
+bool dtype_is_signed(DType t) {
+  return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64;
+}
+
+const char* dtype_name(DType t) {
+  static const char* names[] = {"pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64",
+                                "f16",  "bf16", "f32", "f64", "b8", "b16", "b32", "b64"};
+  return names[std::size_t(t)];
+}
+
+const char* space_name(Space s) {
+  switch (s) {
+    case Space::Global: return "global";
+    case Space::Shared: return "shared";
+    case Space::Local: return "local";
+    case Space::Param: return "param";
+  }
+  return "?";
+}
+
+const char* opcode_name(Opcode op) {
+  static const char* names[] = {"mov", "cvt", "selp", "add", "sub", "mul", "mul.hi", "mul.wide", "mad", "mad.wide",
+                                "fma", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
+                                "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
+                                "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
+                                "ldmatrix"};
+  return names[std::size_t(op)];
+}
+
+std::string SourceLoc::text() const {
+  if (line == 0) return file.empty() ? std::string("<unknown>") : file;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+static std::string operand_text(const Program& p, const Operand& o) {
+  switch (o.kind) {
+    case Operand::Kind::None: return "_";
+    case Operand::Kind::Reg: {
+      std::string r = p.registers[o.index].name;
+      return o.imm ? "[" + r + "+" + std::to_string(o.imm) + "]" : r;
+    }
+    case Operand::Kind::Int: return std::to_string(o.imm);
+    case Operand::Kind::Float: return p.constants[o.index].str();
+    case Operand::Kind::Special: {
+      static const char* names[] = {"%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x",
+                                    "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid",
+                                    "%warpid"};
+      return names[o.index];
+    }
+    case Operand::Kind::Buffer: return "[" + p.buffers[o.index].name + "+" + std::to_string(o.imm) + "]";
+    case Operand::Kind::Param: return "[" + p.params[o.index].name + "+" + std::to_string(o.imm) + "]";
+  }
+  return "?";
+}
+
+std::string Program::instr_text(std::uint32_t pc) const {
+  if (pc >= code.size()) return "<end>";
+  const Instr& in = code[pc];
+  std::ostringstream os;
+  if (in.guard >= 0) os << "@" << (in.guard_negated ? "!" : "") << registers[std::size_t(in.guard)].name << " ";
+  os << opcode_name(in.op);
+  if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);
+  if (in.op == Opcode::Setp) os << "." << cmp_symbol(in.cmp);
+  os << "." << dtype_name(in.type);
+  bool first = true;
+  for (std::uint32_t d : in.dst) {
+    os << (first ? " " : ", ") << registers[d].name;
+    first = false;
+  }
+  for (const Operand& o : in.src) {
+    os << (first ? " " : ", ") << operand_text(*this, o);
+    first = false;
+  }
+  if (in.op == Opcode::Bra) os << " -> " << in.target;
+  return os.str();
+}
+
+std::string Program::listing() const {
+  std::string s;
+  for (std::uint32_t pc = 0; pc < code.size(); ++pc) s += std::to_string(pc) + ": " + instr_text(pc) + "\n";
+  return s;
+}
+
+// ---------------------------------------------------------------- builder
+
+ProgramBuilder::ProgramBuilder(std::string name) { p_.name = std::move(name); }
+
+ProgramBuilder& ProgramBuilder::at(SourceLoc loc) {
+  next_loc_ = std::move(loc);
+  has_loc_ = true;
+  return *this;
+}
+
+ProgramBuilder& ProgramBuilder::emit(Instr in) {
+  if (has_loc_)
+    in.loc = next_loc_;
+  else if (in.loc.file.empty())
+    in.loc.file = p_.name + " instruction " + std::to_string(p_.code.size());
+  p_.code.push_back(std::move(in));
+  return *this;
+}
+
+ProgramBuilder::Mem ProgramBuilder::param_pointer(const std::string& name, DType elem) {
+  p_.params.push_back({name, DType::U64, true});
+  return Mem{Operand::param(std::uint32_t(p_.params.size() - 1)), elem};
+}
+
+ProgramBuilder::Reg ProgramBuilder::param_scalar(const std::string& name, DType type) {
+  p_.params.push_back({name, type, false});
+  Reg r = reg(type);
+  Instr in;
+  in.op = Opcode::Ld;
+  in.space = Space::Param;
+  in.type = type;
+  in.dst = {r.id};
+  in.src = {Operand::param(std::uint32_t(p_.params.size() - 1))};
+  emit(in);
+  return r;
+}
+
+ProgramBuilder::Mem ProgramBuilder::shared(const std::string& name, DType elem, std::uint64_t elements) {
+  p_.buffers.push_back({name, Space::Shared, elem, elements});
+  return Mem{Operand::buffer(std::uint32_t(p_.buffers.size() - 1)), elem};
+}
+
+ProgramBuilder::Mem ProgramBuilder::local(const std::string& name, DType elem, std::uint64_t elements) {
+  p_.buffers.push_back({name, Space::Local, elem, elements});
+  return Mem{Operand::buffer(std::uint32_t(p_.buffers.size() - 1)), elem};
+}
+
+ProgramBuilder::Reg ProgramBuilder::reg(DType t) {
+  std::string prefix = t == DType::Pred ? "%p" : (dtype_is_float(t) ? "%f" : "%r");
+  p_.registers.push_back({prefix + std::to_string(p_.registers.size()), t});
+  return Reg{std::uint32_t(p_.registers.size() - 1), t};
+}
+
+ProgramBuilder::Reg ProgramBuilder::imm(DType t, std::int64_t v) {
+  Reg r = reg(t);
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = t;
+  in.dst = {r.id};
+  in.src = {Operand::integer(v)};
+  emit(in);
+  return r;
+}
+
+ProgramBuilder::Reg ProgramBuilder::fimm(const Rational& v, DType t) {
+  Reg r = reg(t);
+  p_.constants.push_back(v);
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = t;
+  in.dst = {r.id};
+  in.src = {Operand{Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0}};
+  emit(in);
+  return r;
+}
+
+ProgramBuilder::Reg ProgramBuilder::fbits(std::uint32_t bits) {
+  Reg r = reg(DType::F32);
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = DType::F32;
+  in.dst = {r.id};
+  in.src = {Operand::integer(std::int64_t(bits))};
+  emit(in);
+  return r;
+}
+
+ProgramBuilder::Reg ProgramBuilder::special(Special s) {
+  Reg r = reg(DType::U32);
+  mov(r, s);
+  return r;
+}
+
+void ProgramBuilder::mov(Reg d, Reg a) {
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = d.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id)};
+  emit(in);
+}
+
+void ProgramBuilder::mov(Reg d, Special s) {
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = d.type;
+  in.dst = {d.id};
+  in.src = {Operand::special(s)};
+  emit(in);
+}
+
+void ProgramBuilder::assign(Opcode op, Reg d, Reg a, Reg b) {
+  Instr in;
+  in.op = op;
+  in.type = d.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id), Operand::reg(b.id)};
+  emit(in);
+}
+
+ProgramBuilder::Reg ProgramBuilder::binary(Opcode op, Reg a, Reg b) {
+  Reg d = reg(a.type);
+  assign(op, d, a, b);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::unary(Opcode op, Reg a) {
+  Reg d = reg(a.type);
+  Instr in;
+  in.op = op;
+  in.type = a.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id)};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::add(Reg a, Reg b) { return binary(Opcode::Add, a, b); }
+ProgramBuilder::Reg ProgramBuilder::sub(Reg a, Reg b) { return binary(Opcode::Sub, a, b); }
+ProgramBuilder::Reg ProgramBuilder::mul(Reg a, Reg b) { return binary(Opcode::Mul, a, b); }
+ProgramBuilder::Reg ProgramBuilder::div(Reg a, Reg b) { return binary(Opcode::Div, a, b); }
+ProgramBuilder::Reg ProgramBuilder::max(Reg a, Reg b) { return binary(Opcode::Max, a, b); }
+ProgramBuilder::Reg ProgramBuilder::min(Reg a, Reg b) { return binary(Opcode::Min, a, b); }
+ProgramBuilder::Reg ProgramBuilder::shl(Reg a, Reg b) { return binary(Opcode::Shl, a, b); }
+ProgramBuilder::Reg ProgramBuilder::and_(Reg a, Reg b) { return binary(Opcode::And, a, b); }
+ProgramBuilder::Reg ProgramBuilder::neg(Reg a) { return unary(Opcode::Neg, a); }
+ProgramBuilder::Reg ProgramBuilder::exp(Reg a) { return unary(Opcode::Exp, a); }
+ProgramBuilder::Reg ProgramBuilder::ex2(Reg a) { return unary(Opcode::Ex2, a); }
+ProgramBuilder::Reg ProgramBuilder::rcp(Reg a) { return unary(Opcode::Rcp, a); }
+ProgramBuilder::Reg ProgramBuilder::sqrt(Reg a) { return unary(Opcode::Sqrt, a); }
+
+ProgramBuilder::Reg ProgramBuilder::fma(Reg a, Reg b, Reg c) {
+  Reg d = reg(a.type);
+  Instr in;
+  in.op = Opcode::Fma;
+  in.type = a.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(c.id)};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::setp(Cmp c, Reg a, Reg b) {
+  Reg d = reg(DType::Pred);
+  Instr in;
+  in.op = Opcode::Setp;
+  in.type = a.type;
+  in.cmp = c;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id), Operand::reg(b.id)};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::selp(Reg p, Reg a, Reg b) {
+  Reg d = reg(a.type);
+  Instr in;
+  in.op = Opcode::Selp;
+  in.type = a.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(p.id)};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::cvt(DType to, Reg a) {
+  Reg d = reg(to);
+  Instr in;
+  in.op = Opcode::Cvt;
+  in.type = to;
+  in.src_type = a.type;
+  in.dst = {d.id};
+  in.src = {Operand::reg(a.id)};
+  emit(in);
+  return d;
+}
+
+// The byte address of element (index + extra) of m, as a pointer register.
+Operand ProgramBuilder::address(Mem m, Reg index, std::int64_t extra_elements) {
+  std::int64_t esize = std::int64_t(dtype_bytes(m.elem));
+  Reg base = reg(DType::U64);
+  Instr mv;
+  mv.op = Opcode::Mov;
+  mv.type = DType::U64;
+  mv.dst = {base.id};
+  mv.src = {m.base};
+  if (m.base.kind == Operand::Kind::Param) {  // ld.param.u64 of the pointer
+    mv.op = Opcode::Ld;
+    mv.space = Space::Param;
+  }
+  emit(mv);
+  Reg scaled = reg(DType::U64);
+  Instr mw;
+  mw.op = Opcode::MulWide;
+  mw.type = DType::U32;
+  mw.dst = {scaled.id};
+  mw.src = {Operand::reg(index.id), Operand::integer(esize)};
+  emit(mw);
+  Reg addr = reg(DType::U64);
+  Instr ad;
+  ad.op = Opcode::Add;
+  ad.type = DType::U64;
+  ad.dst = {addr.id};
+  ad.src = {Operand::reg(base.id), Operand::reg(scaled.id)};
+  emit(ad);
+  return Operand::reg(addr.id, extra_elements * esize);
+}
+
+static Space space_of(const Program& p, const Operand& base) {
+  if (base.kind == Operand::Kind::Buffer) return p.buffers[base.index].space;
+  return Space::Global;
+}
+
+void ProgramBuilder::load(Reg d, Mem m, Reg index, std::int64_t extra_elements) {
+  Instr in;
+  in.op = Opcode::Ld;
+  in.space = space_of(p_, m.base);
+  in.type = m.elem;
+  in.src = {address(m, index, extra_elements)};
+  in.dst = {d.id};
+  emit(in);
+}
+
+void ProgramBuilder::store(Mem m, Reg index, Reg v, std::int64_t extra_elements) {
+  Instr in;
+  in.op = Opcode::St;
+  in.space = space_of(p_, m.base);
+  in.type = m.elem;
+  in.src = {address(m, index, extra_elements), Operand::reg(v.id)};
+  emit(in);
+}
+
+void ProgramBuilder::load_at(Reg d, Mem m, std::int64_t element) {
+  Reg zero = imm(DType::U32, 0);
+  load(d, m, zero, element);
+}
+
+void ProgramBuilder::store_at(Mem m, std::int64_t element, Reg v) {
+  Reg zero = imm(DType::U32, 0);
+  store(m, zero, v, element);
+}
+
+ProgramBuilder::Label ProgramBuilder::label() {
+  label_pos_.push_back(-1);
+  return Label{std::uint32_t(label_pos_.size() - 1)};
+}
+
+void ProgramBuilder::place(Label l) { label_pos_[l.id] = std::int64_t(p_.code.size()); }
+
+void ProgramBuilder::bra(Label l) {
+  Instr in;
+  in.op = Opcode::Bra;
+  fixups_.emplace_back(std::uint32_t(p_.code.size()), l.id);
+  emit(in);
+}
+
+void ProgramBuilder::bra_if(Reg pred, Label l, bool negated) {
+  Instr in;
+  in.op = Opcode::Bra;
+  in.guard = std::int32_t(pred.id);
+  in.guard_negated = negated;
+  fixups_.emplace_back(std::uint32_t(p_.code.size()), l.id);
+  emit(in);
+}
+
+void ProgramBuilder::ret() {
+  Instr in;
+  in.op = Opcode::Ret;
+  emit(in);
+}
+
+void ProgramBuilder::bar(std::uint32_t id, std::int64_t count) {
+  Instr in;
+  in.op = Opcode::Bar;
+  in.src = {Operand::integer(id)};
+  if (count >= 0) in.src.push_back(Operand::integer(count));
+  emit(in);
+}
+
+void ProgramBuilder::warp_sync(std::uint32_t mask) {
+  Instr in;
+  in.op = Opcode::WarpSync;
+  in.src = {Operand::integer(std::int64_t(mask))};
+  emit(in);
+}
+
+ProgramBuilder::Reg ProgramBuilder::shfl(ShflMode mode, Reg v, Reg lane_or_delta, std::uint32_t c, std::uint32_t mask) {
+  Reg d = reg(v.type);
+  Instr in;
+  in.op = Opcode::Shfl;
+  in.type = DType::B32;
+  in.mode = std::uint8_t(mode);
+  in.dst = {d.id};
+  in.src = {Operand::reg(v.id), Operand::reg(lane_or_delta.id), Operand::integer(c), Operand::integer(std::int64_t(mask))};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::vote(VoteMode mode, Reg pred, std::uint32_t mask) {
+  Reg d = reg(mode == VoteMode::Ballot ? DType::B32 : DType::Pred);
+  Instr in;
+  in.op = Opcode::Vote;
+  in.mode = std::uint8_t(mode);
+  in.type = mode == VoteMode::Ballot ? DType::B32 : DType::Pred;
+  in.dst = {d.id};
+  in.src = {Operand::reg(pred.id), Operand::integer(std::int64_t(mask))};
+  emit(in);
+  return d;
+}
+
+Program ProgramBuilder::finish() {
+  for (auto [pc, label] : fixups_) {
+    if (label_pos_[label] < 0)
+      throw std::logic_error("ProgramBuilder: label " + std::to_string(label) + " used but never placed");
+    p_.code[pc].target = std::uint32_t(label_pos_[label]);
+  }
+  if (p_.code.empty() || p_.code.back().op != Opcode::Ret) ret();
+  return p_;
+}
+
+}  // namespace tileverify

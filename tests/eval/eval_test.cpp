@@ -1,0 +1,238 @@
+// The evaluator on programs built with ProgramBuilder (issue: structured-CTA
+// program model and evaluator, "Tests").
+#include "tileverify/decide.hpp"
+#include "tileverify/eval.hpp"
+#include "../../examples/kernels.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace tileverify;
+using namespace tileverify::kernels;
+
+namespace {
+
+std::vector<Expr> outputs_of(const RunResult<SymbolicDomain>& r, const std::string& name) {
+  std::vector<Expr> out;
+  for (const auto& v : r.outputs.at(name)) {
+    REQUIRE(v.has_value());
+    out.push_back(*v);
+  }
+  return out;
+}
+
+void require_equivalent(ExprContext& c, const Program& ref, const Launch& lref, const Program& opt, const Launch& lopt,
+                        const std::string& out) {
+  SymbolicDomain dom(c);
+  auto a = run_program(ref, lref, dom), b = run_program(opt, lopt, dom);
+  INFO((a.ok() ? std::string() : a.diagnostics[0].text()) << (b.ok() ? std::string() : b.diagnostics[0].text()));
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  auto ya = outputs_of(a, out), yb = outputs_of(b, out);
+  REQUIRE(ya.size() == yb.size());
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (std::size_t i = 0; i < ya.size(); ++i) pairs.emplace_back(ya[i], yb[i]);
+  for (const Decision& d : decide_all(c, pairs, {}, 1)) CHECK(d.verdict == Verdict::Proved);
+}
+
+}  // namespace
+
+TEST_CASE("naive and online softmax are equivalent end to end, N = 4 and N = 128") {
+  for (std::uint32_t n : {4u, 128u}) {
+    ExprContext c;
+    require_equivalent(c, naive_softmax(n), softmax_launch(n, n), online_softmax(n), softmax_launch(n, n), "y");
+  }
+}
+
+TEST_CASE("softmax without its barrier: a race between buf[1]'s reader and writer (VOLTA section 2)") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(naive_softmax(4, /*with_barrier=*/false), softmax_launch(4, 4), dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  const Diagnostic& d = r.diagnostics[0];
+  INFO(d.text());
+  CHECK(d.kind == DiagKind::Race);
+  CHECK(d.buffer == "buf");
+  CHECK(d.element == 1);
+  REQUIRE(d.accesses.size() == 2);
+  CHECK(d.accesses[0].thread == 0);  // thread 0 read buf[1] in its sum loop
+  CHECK_FALSE(d.accesses[0].write);
+  CHECK(d.accesses[0].loc.line == 8);
+  CHECK(d.accesses[1].thread == 1);  // thread 1 then wrote it
+  CHECK(d.accesses[1].write);
+  CHECK(d.accesses[1].loc.line == 4);
+  CHECK(r.outputs.empty());
+}
+
+TEST_CASE("FaialAA's M[tid] = tid; x = M[tid]; M[x] = ... is race-free (VOLTA 6.4)") {
+  ProgramBuilder b("faial");
+  auto m = b.shared("M", DType::U32, 64);
+  Reg tid = b.special(Special::TidX);
+  b.store(m, tid, tid);
+  Reg x = b.reg(DType::U32);
+  b.load(x, m, tid);
+  b.store(m, x, b.imm(DType::U32, 7));
+  Launch l;
+  l.block = Dim3{64, 1, 1};
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), l, dom);
+  INFO((r.ok() ? "" : r.diagnostics[0].text()));
+  CHECK(r.ok());
+}
+
+TEST_CASE("warp barriers at two different places: deadlock, naming the stuck threads") {
+  ProgramBuilder b("warp_deadlock");
+  Reg lane = b.special(Special::LaneId);
+  auto upper = b.label(), done = b.label();
+  b.bra_if(b.setp(Cmp::GE, lane, b.imm(DType::U32, 16)), upper);
+  b.at({"warp.cu", 10, 5}).warp_sync(0xffffffffu);
+  b.bra(done);
+  b.place(upper);
+  b.at({"warp.cu", 12, 5}).warp_sync(0xffffffffu);
+  b.place(done);
+  Launch l;
+  l.block = Dim3{32, 1, 1};
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), l, dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  INFO(r.diagnostics[0].text());
+  CHECK(r.diagnostics[0].kind == DiagKind::Deadlock);
+  CHECK(r.diagnostics[0].threads.size() == 32);
+  CHECK(r.diagnostics[0].detail.find("warp.cu:10:5") != std::string::npos);
+  CHECK(r.diagnostics[0].detail.find("warp.cu:12:5") != std::string::npos);
+}
+
+TEST_CASE("a shared read by threads 48..63 of a 48-element array is out of bounds (VOLTA 6.2)") {
+  ProgramBuilder b("oob");
+  auto x = b.param_pointer("x"), y = b.param_pointer("y");
+  auto s = b.shared("s", DType::F32, 48);
+  Reg tid = b.special(Special::TidX);
+  auto skip = b.label();
+  b.bra_if(b.setp(Cmp::GE, tid, b.imm(DType::U32, 48)), skip);
+  Reg v = b.reg(DType::F32);
+  b.load(v, x, tid);
+  b.store(s, tid, v);
+  b.place(skip);
+  b.bar();
+  Reg w = b.reg(DType::F32);
+  b.at({"oob.cu", 20, 7});
+  b.load(w, s, tid);
+  b.store(y, tid, w);
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), softmax_launch(64, 64), dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  const Diagnostic& d = r.diagnostics[0];
+  INFO(d.text());
+  CHECK(d.kind == DiagKind::OutOfBounds);
+  CHECK(d.buffer == "s");
+  CHECK(d.element == 48);
+  CHECK(d.threads == std::vector<std::uint32_t>{48});
+  CHECK(d.loc.line == 20);
+}
+
+TEST_CASE("an uninitialized shared read is reported") {
+  ProgramBuilder b("uninit");
+  auto y = b.param_pointer("y");
+  auto s = b.shared("s", DType::F32, 4);
+  Reg tid = b.special(Special::TidX);
+  Reg w = b.reg(DType::F32);
+  b.load(w, s, tid);
+  b.store(y, tid, w);
+  Launch l;
+  l.block = Dim3{4, 1, 1};
+  l.args = {LaunchArg::of_tensor({"y", DType::F32, {4}, Role::Out})};
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), l, dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Uninitialized);
+  CHECK(r.diagnostics[0].buffer == "s");
+  CHECK(r.diagnostics[0].element == 0);
+}
+
+TEST_CASE("a shuffle-based warp sum equals a serial sum") {
+  ExprContext c;
+  Launch warp = softmax_launch(32, 32), one = softmax_launch(32, 1);
+  warp.args[1].tensor.shape = {1};
+  one.args[1].tensor.shape = {1};
+  require_equivalent(c, serial_sum(32), one, shuffle_sum(), warp, "y");
+}
+
+TEST_CASE("the concrete domain computes the same softmax values as the symbolic one") {
+  ConcreteDomain dom;
+  auto r = run_program(naive_softmax(8), softmax_launch(8, 8), dom);
+  REQUIRE(r.ok());
+  double total = 0;
+  for (const auto& v : r.outputs.at("y")) total += *v;
+  CHECK(total == doctest::Approx(1.0));
+  auto o = run_program(online_softmax(8), softmax_launch(8, 8), dom);
+  REQUIRE(o.ok());
+  for (std::size_t i = 0; i < 8; ++i) CHECK(*o.outputs.at("y")[i] == doctest::Approx(*r.outputs.at("y")[i]));
+}
+
+TEST_CASE("confluence: race-free programs give identical outputs under 50 random schedules (Theorem 1)") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  Program p = naive_softmax(16);
+  Launch l = softmax_launch(16, 16);
+  auto base = run_program(p, l, dom);
+  REQUIRE(base.ok());
+  Program s = shuffle_sum();
+  Launch ls = softmax_launch(32, 32);
+  ls.args[1].tensor.shape = {1};
+  auto sbase = run_program(s, ls, dom);
+  REQUIRE(sbase.ok());
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    RunOptions o;
+    o.random_schedule = seed;
+    auto r = run_program(p, l, dom, o);
+    REQUIRE(r.ok());
+    CHECK(outputs_of(r, "y") == outputs_of(base, "y"));  // hash-consed: the very same expressions
+    auto rs = run_program(s, ls, dom, o);
+    REQUIRE(rs.ok());
+    CHECK(outputs_of(rs, "y") == outputs_of(sbase, "y"));
+  }
+}
+
+TEST_CASE("confluence: a racy program is reported as racy under every schedule (Theorem 2)") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  Program p = naive_softmax(16, /*with_barrier=*/false);
+  Launch l = softmax_launch(16, 16);
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    RunOptions o;
+    o.random_schedule = seed;
+    auto r = run_program(p, l, dom, o);
+    REQUIRE(!r.diagnostics.empty());
+    CHECK(r.diagnostics.back().kind == DiagKind::Race);
+  }
+}
+
+TEST_CASE("launch errors are reported, not crashes") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  Launch l = softmax_launch(4, 4);
+  l.args.pop_back();
+  auto r = run_program(naive_softmax(4), l, dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::BadLaunch);
+}
+
+TEST_CASE("a branch on tensor data is outside the structured class") {
+  ProgramBuilder b("data_branch");
+  auto x = b.param_pointer("x"), y = b.param_pointer("y");
+  Reg tid = b.special(Special::TidX);
+  Reg v = b.reg(DType::F32);
+  b.load(v, x, tid);
+  auto skip = b.label();
+  b.bra_if(b.setp(Cmp::GT, v, b.fimm(Rational(0))), skip);
+  b.store(y, tid, v);
+  b.place(skip);
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), softmax_launch(4, 4), dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::NotStructured);
+}
