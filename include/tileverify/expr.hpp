@@ -182,6 +182,7 @@ class ExprContext {
   std::uint32_t name_id(const std::string& s);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr max_min(Op op, const std::vector<Expr>& args);
+  std::uint32_t like_base(Expr e) const;  // t for c*t, else e itself
   bool memo_get(Op op, Expr a, Expr b, Expr* out) const;
   void memo_put(Op op, Expr a, Expr b, Expr r);
 
@@ -192,9 +193,9 @@ class ExprContext {
   std::vector<Rational> constants_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
-  std::vector<std::uint32_t> table_;  // open addressing over node ids; UINT32_MAX = empty
+  std::vector<std::uint64_t> table_;  // open addressing: (hash tag << 32 | node id); all ones = empty
   std::unordered_map<std::uint64_t, std::uint32_t> binary_memo_[4];  // add, mul, max, min: (a, b) -> result
-  std::size_t flatten_limit_ = 64;
+  std::size_t flatten_limit_ = 8;
   Expr neg_inf_, pos_inf_, zero_, one_, ln2_;
 };
 

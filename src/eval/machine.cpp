@@ -38,7 +38,8 @@ std::string Diagnostic::text() const {
       os << "  " << (i == 0 ? "earlier " : "later   ") << (a.write ? "write" : "read ") << " by thread " << a.thread
          << " at " << a.loc.text() << ": " << a.instr << "\n";
     }
-    os << "  no barrier or other synchronization orders these two accesses\n";
+    os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
+          "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
     os << "  at " << loc.text() << "\n";
     if (!threads.empty()) {

@@ -27,8 +27,7 @@ inline constexpr int kWarpSize = 32;
 // ---------------------------------------------------------------------------
 // PTX ISA "Data Movement and Conversion Instructions: shfl.sync" (anchor
 // #data-movement-and-conversion-instructions-shfl-sync).  Its Semantics
-// block, for
-// `shfl.sync.mode.b32 d[|p], a, b, c, membermask;`, reads:
+// block, for `shfl.sync.mode.b32 d[|p], a, b, c, membermask;`, reads:
 //
 //   lane[4:0]  = [Thread].laneid;  // position of thread in warp
 //   bval[4:0] = b[4:0];            // source lane or lane offset (0..31)
@@ -66,6 +65,7 @@ struct ShflResult {
   bool pred;     // the optional destination predicate p
 };
 
+// `lane` is taken mod 32, like lane[4:0] in the pseudo-code.
 constexpr ShflResult shfl_source(ShflMode mode, int lane, unsigned b, unsigned c) {
   const int l = lane & 31;
   const int bval = static_cast<int>(b & 0x1fu);
@@ -138,6 +138,8 @@ constexpr unsigned shfl_c_for_width(ShflMode mode, int width) {
 // Lanes outside `mask` are never read.  Exited lanes: PTX only reduces over
 // non-exited lanes, so a caller with exited lanes must pass
 // mask & ~exited (their ballot bit is then 0, and they cannot falsify .all).
+// The ISA text does not say what ballot puts in an exited lane's bit; an H100
+// gives 0, matching this rule (tools/gpu_checks/warp_layouts.cu).
 // Over an empty mask .all is vacuously true and .any false; that call is
 // undefined anyway (the executing lane must be in the mask).
 // preds_by_lane points to 32 predicates, indexed by lane.
@@ -281,12 +283,14 @@ constexpr RowCol mma_c(MmaShape s, MmaType t, int lane, int i) {
 //    sm_75 and below all threads must hold valid addresses).
 //  - "Each thread in a warp loads fragments of a row, with thread 0 receiving
 //    the first fragment in its register r ... A group of four threads loads
-//    an entire row" (Figure "ldmatrix fragment layout"): thread `lane` gets
+//    an entire row" (figure "ldmatrix fragment layout for one 8x8 matrix
+//    with 16-bit elements"): thread `lane` gets
 //    row lane>>2, columns 2*(lane%4) and 2*(lane%4)+1, the lower column in
 //    the low 16 bits.  This is exactly the m16n8k* A/C fragment of one 8x8
 //    quadrant, which is why ldmatrix.x4 feeds mma.m16n8k16 directly.
-//  - ".x2/.x4: the elements of the second matrix are loaded in the next
-//    destination register", so register q holds matrix q.
+//  - "When .num = .x2, the elements of the second matrix are loaded in the
+//    next destination register in each thread" (likewise the third and
+//    fourth for .x4), so register q holds matrix q.
 //  - ".trans indicates that the matrix is loaded in column-major format": the
 //    thread receives the same fragment position of the transposed matrix.
 // RowCol below is in the coordinates of the matrix as it sits in memory:

@@ -8,7 +8,7 @@ namespace tileverify {
 
 namespace {
 
-constexpr std::uint32_t kEmpty = UINT32_MAX;
+constexpr std::uint64_t kEmptySlot = ~std::uint64_t(0);
 
 inline std::size_t mix(std::size_t h, std::size_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -30,7 +30,7 @@ const char* cmp_symbol(Cmp c) {
 }
 
 ExprContext::ExprContext() {
-  table_.assign(1024, kEmpty);
+  table_.assign(1024, kEmptySlot);
   neg_inf_ = intern(Op::NegInf, 0, nullptr, 0, 0, 0);
   pos_inf_ = intern(Op::PosInf, 0, nullptr, 0, 0, 0);
   zero_ = constant(Rational(0));
@@ -65,11 +65,15 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
     return std::equal(kids, kids + n, kids_.begin() + m.a);
   };
 
+  // Slots hold (upper hash bits << 32 | id): most mismatches are decided
+  // without touching the node arrays (the table is far larger than cache).
+  const std::uint64_t tag = std::uint64_t(h >> 32) << 32;
   std::size_t mask = table_.size() - 1;
   std::size_t slot = h & mask;
-  while (table_[slot] != kEmpty) {
-    std::uint32_t id = table_[slot];
-    if (hashes_[id] == h && same(nodes_[id])) {
+  while (table_[slot] != kEmptySlot) {
+    std::uint64_t e = table_[slot];
+    std::uint32_t id = std::uint32_t(e);
+    if ((e & ~std::uint64_t(0xffffffffu)) == tag && hashes_[id] == h && same(nodes_[id])) {
       if (op == Op::Const) constants_.pop_back();  // the caller's tentative entry
       return Expr{id};
     }
@@ -92,15 +96,16 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   nodes_.push_back(node);
   hashes_.push_back(h);
   parents_.push_back(0);
-  table_[slot] = id;
+  table_[slot] = tag | id;
 
   if (nodes_.size() * 2 > table_.size()) {  // keep the load factor under 1/2
-    std::vector<std::uint32_t> bigger(table_.size() * 2, kEmpty);
+    std::vector<std::uint64_t> bigger(table_.size() * 2, kEmptySlot);
     std::size_t m = bigger.size() - 1;
-    for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-      std::size_t s = hashes_[i] & m;
-      while (bigger[s] != kEmpty) s = (s + 1) & m;
-      bigger[s] = i;
+    for (std::uint64_t e : table_) {
+      if (e == kEmptySlot) continue;
+      std::size_t s = hashes_[std::uint32_t(e)] & m;
+      while (bigger[s] != kEmptySlot) s = (s + 1) & m;
+      bigger[s] = e;
     }
     table_.swap(bigger);
   }
@@ -240,21 +245,53 @@ Expr ExprContext::mul(const std::vector<Expr>& factors) {
   return nary(Op::Mul, kids);
 }
 
+// The binary forms take a fast path when there is nothing to canonicalize
+// (two distinct non-constant operands, neither of the same kind, no like
+// terms): a symbolic run builds millions of such nodes. Otherwise they go
+// through the n-ary form, remembering the result when flattening was costly.
+namespace {
+inline bool leafish_for(Op self, Op o) {
+  return o != self && o != Op::Const && o != Op::NegInf && o != Op::PosInf;
+}
+}  // namespace
+
+std::uint32_t ExprContext::like_base(Expr e) const {
+  const Node& n = nodes_[e.id];
+  if (n.op == Op::Mul && n.n == 2) {
+    if (nodes_[kids_[n.a]].op == Op::Const) return kids_[n.a + 1];
+    if (nodes_[kids_[n.a + 1]].op == Op::Const) return kids_[n.a];
+  }
+  return e.id;
+}
+
 Expr ExprContext::add(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
+  if (leafish_for(Op::Add, op(a)) && leafish_for(Op::Add, op(b)) && like_base(a) != like_base(b)) {
+    std::uint32_t kids[2] = {a.id, b.id};
+    return intern(Op::Add, 0, kids, 2, 0, 0);
+  }
+  bool costly = (op(a) == Op::Add && nodes_[a.id].n > 8) || (op(b) == Op::Add && nodes_[b.id].n > 8);
   Expr r;
-  if (memo_get(Op::Add, a, b, &r)) return r;
+  if (costly && memo_get(Op::Add, a, b, &r)) return r;
   r = add(std::vector<Expr>{a, b});
-  memo_put(Op::Add, a, b, r);
+  if (costly) memo_put(Op::Add, a, b, r);
   return r;
 }
 
 Expr ExprContext::mul(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);
+  bool const_a = op(a) == Op::Const, const_b = op(b) == Op::Const;
+  bool plain_a = leafish_for(Op::Mul, op(a)), plain_b = leafish_for(Op::Mul, op(b));
+  if ((plain_a && plain_b) || (const_a && plain_b && !constant_value(a).is_zero() && !constant_value(a).is_one()) ||
+      (const_b && plain_a && !constant_value(b).is_zero() && !constant_value(b).is_one())) {
+    std::uint32_t kids[2] = {a.id, b.id};
+    return intern(Op::Mul, 0, kids, 2, 0, 0);
+  }
+  bool costly = (op(a) == Op::Mul && nodes_[a.id].n > 8) || (op(b) == Op::Mul && nodes_[b.id].n > 8);
   Expr r;
-  if (memo_get(Op::Mul, a, b, &r)) return r;
+  if (costly && memo_get(Op::Mul, a, b, &r)) return r;
   r = mul(std::vector<Expr>{a, b});
-  memo_put(Op::Mul, a, b, r);
+  if (costly) memo_put(Op::Mul, a, b, r);
   return r;
 }
 

@@ -1,6 +1,7 @@
 // The structured-CTA program model: type facts, listings, ProgramBuilder.
 #include "tileverify/program.hpp"
 
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -84,14 +85,26 @@ std::string Program::instr_text(std::uint32_t pc) const {
   os << opcode_name(in.op);
   if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);
   if (in.op == Opcode::Setp) os << "." << cmp_symbol(in.cmp);
-  os << "." << dtype_name(in.type);
+  if (in.op != Opcode::Bra && in.op != Opcode::Ret && in.op != Opcode::Bar && in.op != Opcode::WarpSync)
+    os << "." << dtype_name(in.type);
   bool first = true;
   for (std::uint32_t d : in.dst) {
     os << (first ? " " : ", ") << registers[d].name;
     first = false;
   }
-  for (const Operand& o : in.src) {
-    os << (first ? " " : ", ") << operand_text(*this, o);
+  for (std::size_t i = 0; i < in.src.size(); ++i) {
+    const Operand& o = in.src[i];
+    std::string t = operand_text(*this, o);
+    bool is_address = i == 0 && (in.op == Opcode::Ld || in.op == Opcode::St) && t[0] != '[';
+    bool is_mask = (in.op == Opcode::WarpSync && i == 0) || (in.op == Opcode::Shfl && i == 3) ||
+                   (in.op == Opcode::Vote && i == 1);
+    if (is_address) t = "[" + t + "]";
+    if (is_mask && o.kind == Operand::Kind::Int) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", unsigned(o.imm));
+      t = hex;
+    }
+    os << (first ? " " : ", ") << t;
     first = false;
   }
   if (in.op == Opcode::Bra) os << " -> " << in.target;
