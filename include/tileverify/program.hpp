@@ -179,6 +179,7 @@ class ProgramBuilder {
   Reg rcp(Reg a);
   Reg sqrt(Reg a);
   Reg shl(Reg a, Reg b);
+  Reg shr(Reg a, Reg b);
   Reg and_(Reg a, Reg b);
   Reg setp(Cmp c, Reg a, Reg b);           // a Pred register
   Reg selp(Reg p, Reg a, Reg b);           // p ? a : b
@@ -204,6 +205,14 @@ class ProgramBuilder {
   void warp_sync(std::uint32_t mask = 0xffffffffu);
   Reg shfl(ShflMode mode, Reg v, Reg lane_or_delta, std::uint32_t c = 0x1f, std::uint32_t mask = 0xffffffffu);
   Reg vote(VoteMode mode, Reg pred, std::uint32_t mask = 0xffffffffu);
+  Reg pack(Reg lo, Reg hi);  // two 16-bit values in one b32 register (mov.b32 d, {lo, hi})
+  // mma.sync.aligned.{shape}.row.col.f32.{in}.{in}.f32: a, b are the A and B fragment
+  // registers (packed pairs for f16/bf16), c the four f32 accumulators; returns D.
+  std::vector<Reg> mma(MmaShape shape, DType in, const std::vector<Reg>& a, const std::vector<Reg>& b,
+                       const std::vector<Reg>& c);
+  // ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16: this lane's row address is
+  // element `row_element` of m; returns one packed register per matrix.
+  std::vector<Reg> ldmatrix(int num, bool trans, Mem m, Reg row_element);
 
   Program finish();  // resolves labels; throws std::logic_error on an unplaced label
 

@@ -3,6 +3,8 @@
 // checks. Explicitly instantiated for the two domains.
 #include "tileverify/eval.hpp"
 
+#include "warp_semantics.hpp"
+
 #include <algorithm>
 #include <random>
 #include <sstream>
@@ -57,7 +59,9 @@ namespace {
 
 constexpr std::uint32_t kNone = UINT32_MAX;
 
-enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond };
+// Pair: two 16-bit floats packed in one 32-bit register (f low half, g high half),
+// as mma.sync and ldmatrix fragments hold them.
+enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair };
 
 template <class V>
 struct Val {
@@ -224,7 +228,7 @@ class Machine {
       for (std::uint32_t u = 0; u < n_; ++u) s.push_back(u);
       return s;
     }
-    std::uint32_t mask = 0xffffffffu;
+    std::uint32_t mask = 0xffffffffu;  // mma.sync.aligned and ldmatrix.sync.aligned: the whole warp
     if (in.op == Opcode::WarpSync)
       mask = std::uint32_t(in.src[0].imm);
     else if (in.op == Opcode::Shfl)
@@ -592,11 +596,10 @@ class Machine {
       case Opcode::WarpSync:
       case Opcode::Shfl:
       case Opcode::Vote:
-        state_[t] = TState::Wait;
-        return;
       case Opcode::Mma:
       case Opcode::LdMatrix:
-        fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " is not supported yet");
+        state_[t] = TState::Wait;
+        return;
       case Opcode::Ld:
         load(t, in);
         break;
@@ -659,7 +662,23 @@ class Machine {
     const bool fl = dtype_is_float(ty);
     Val<V> out;
     switch (in.op) {
-      case Opcode::Mov: out = src(0); break;
+      case Opcode::Mov:
+        if (in.src.size() == 2) {  // mov.b32 d, {lo, hi}: pack two halves
+          Val<V> lo = src(0), hi = src(1);
+          out.kind = VKind::Pair;
+          out.f = as_float(t, lo, DType::F16);
+          out.g = as_float(t, hi, DType::F16);
+          break;
+        }
+        if (in.dst.size() == 2) {  // mov.b32 {lo, hi}, s: unpack
+          Val<V> v = src(0);
+          if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "unpacking a register that holds no pair of halves");
+          set(t, in.dst[0], float_val(v.f));
+          set(t, in.dst[1], float_val(v.g));
+          return;
+        }
+        out = src(0);
+        break;
       case Opcode::Cvt: {
         Val<V> a = src(0);
         if (a.kind == VKind::Ptr) {
@@ -819,26 +838,20 @@ class Machine {
 
   // ------------------------------------------------------------ collectives
   void collective(const Instr& in, const std::vector<std::uint32_t>& group) {
+    if (in.op == Opcode::Mma) return mma(in, group);
+    if (in.op == Opcode::LdMatrix) return ldmatrix(in, group);
     if (in.op == Opcode::Shfl) {
       std::vector<Val<V>> result(group.size());
       for (std::size_t gi = 0; gi < group.size(); ++gi) {
         std::uint32_t t = group[gi], lane = t % 32;
         std::uint32_t b = std::uint32_t(as_int(t, operand(t, in.src[1]), "a shuffle lane"));
         std::uint32_t c = std::uint32_t(in.src[2].imm);
-        std::uint32_t bval = b & 0x1f, cval = c & 0x1f, segmask = (c >> 8) & 0x1f;
-        std::uint32_t max_lane = (lane & segmask) | (cval & ~segmask), min_lane = lane & segmask;
-        std::int64_t j = lane;
-        bool pval = false;
-        switch (ShflMode(in.mode)) {
-          case ShflMode::Up: j = std::int64_t(lane) - bval; pval = j >= std::int64_t(max_lane); break;
-          case ShflMode::Down: j = lane + bval; pval = j <= std::int64_t(max_lane); break;
-          case ShflMode::Bfly: j = lane ^ bval; pval = j <= std::int64_t(max_lane); break;
-          case ShflMode::Idx: j = min_lane | (bval & ~segmask); pval = j <= std::int64_t(max_lane); break;
-        }
-        if (!pval) j = lane;
+        warp::ShflResult sr = warp::shfl_source(warp::ShflMode(in.mode), int(lane), b, c);
+        std::int64_t j = sr.src_lane;
         std::uint32_t src_t = (t / 32) * 32 + std::uint32_t(j);
         std::uint32_t mask = std::uint32_t(in.src[3].imm);
-        if (!(mask >> j & 1) || src_t >= n_ || state_[src_t] == TState::Done) {
+        if (!warp::shfl_source_in_mask(warp::ShflMode(in.mode), int(lane), b, c, mask) || src_t >= n_ ||
+            state_[src_t] == TState::Done) {
           fail(DiagKind::Unsupported, t, "shuffle reads lane " + std::to_string(j) + ", which is not in the member mask or has exited");
         }
         result[gi] = operand(src_t, in.src[0]);
@@ -865,6 +878,97 @@ class Machine {
         }
       }
     }
+  }
+
+  static warp::MmaType mma_type(DType t) {
+    return t == DType::BF16 ? warp::MmaType::BF16 : (t == DType::F16 ? warp::MmaType::F16 : warp::MmaType::TF32);
+  }
+
+  // Element i of a fragment held in registers regs[first...]: two per register
+  // for 16-bit inputs (low half first), one for tf32 and the accumulators.
+  V fragment(std::uint32_t t, const std::vector<Operand>& src, std::size_t first, int i, int per_reg, DType ty) {
+    Val<V> v = operand(t, src[first + std::size_t(i / per_reg)]);
+    if (per_reg == 1) return as_float(t, v, ty);
+    if (v.kind != VKind::Pair)
+      fail(DiagKind::Unsupported, t, "an mma.sync operand register does not hold a pair of 16-bit values");
+    return i % per_reg == 0 ? v.f : v.g;
+  }
+
+  // mma.sync: D = A * B + C over the warp, with the PTX ISA fragment layouts.
+  void mma(const Instr& in, const std::vector<std::uint32_t>& group) {
+    warp::MmaShape shape = warp::MmaShape(in.mode);
+    warp::MmaType ty = mma_type(in.src_type);
+    std::uint32_t t0 = group[0];
+    if (group.size() != 32 || !warp::mma_supported(shape, ty))
+      fail(DiagKind::Unsupported, t0, "mma.sync needs a full warp of 32 threads and a supported shape and type");
+    const int m = warp::mma_m(shape), n = warp::mma_n(shape), k = warp::mma_k(shape);
+    const int per = warp::mma_ab_elems_per_reg(ty);
+    const int na = warp::mma_a_count(shape, ty), nb = warp::mma_b_count(shape, ty), nc = warp::mma_c_count(shape, ty);
+    const std::size_t a0 = 0, b0 = std::size_t(na / per), c0 = b0 + std::size_t(nb / per);
+    if (in.src.size() != c0 + std::size_t(nc) || in.dst.size() != std::size_t(nc))
+      fail(DiagKind::Unsupported, t0, "mma.sync with the wrong number of fragment registers");
+    std::vector<V> A(std::size_t(m * k)), B(std::size_t(k * n)), C(std::size_t(m * n));
+    for (std::uint32_t t : group) {
+      int lane = int(t % 32);
+      for (int i = 0; i < na; ++i) {
+        warp::RowCol rc = warp::mma_a(shape, ty, lane, i);
+        A[std::size_t(rc.row * k + rc.col)] = fragment(t, in.src, a0, i, per, in.src_type);
+      }
+      for (int i = 0; i < nb; ++i) {
+        warp::RowCol rc = warp::mma_b(shape, ty, lane, i);
+        B[std::size_t(rc.row * n + rc.col)] = fragment(t, in.src, b0, i, per, in.src_type);
+      }
+      for (int i = 0; i < nc; ++i) {
+        warp::RowCol rc = warp::mma_c(shape, ty, lane, i);
+        C[std::size_t(rc.row * n + rc.col)] = fragment(t, in.src, c0, i, 1, DType::F32);
+      }
+    }
+    std::vector<V> acc(C);
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c)
+        for (int q = 0; q < k; ++q)
+          acc[std::size_t(r * n + c)] =
+              d_.fma(A[std::size_t(r * k + q)], B[std::size_t(q * n + c)], acc[std::size_t(r * n + c)]);
+    for (std::uint32_t t : group)
+      for (int i = 0; i < nc; ++i) {
+        warp::RowCol rc = warp::mma_c(shape, ty, int(t % 32), i);
+        set(t, in.dst[std::size_t(i)], float_val(acc[std::size_t(rc.row * n + rc.col)]));
+      }
+  }
+
+  // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: lanes 8q..8q+7
+  // give the row addresses of matrix q; every lane receives, in register q,
+  // its two elements of matrix q.
+  void ldmatrix(const Instr& in, const std::vector<std::uint32_t>& group) {
+    const int num = in.mode;
+    std::uint32_t t0 = group[0];
+    if (group.size() != 32 || (num != 1 && num != 2 && num != 4) || in.dst.size() != std::size_t(num))
+      fail(DiagKind::Unsupported, t0, "ldmatrix needs a full warp and .x1, .x2 or .x4 with that many registers");
+    std::uint32_t warp_base = t0 - t0 % 32;
+    std::vector<V> rows(std::size_t(num * 8 * 8));
+    for (int q = 0; q < num; ++q)
+      for (int r = 0; r < 8; ++r) {
+        std::uint32_t t = warp_base + std::uint32_t(warp::ldmatrix_address_lane(q, r));
+        Addr a = address(t, in.src[0]);
+        Memory<V>& mem = mem_[a.buf];
+        for (int col = 0; col < 8; ++col) {
+          std::size_t c = cell(t, a, std::size_t(col), 2, false);
+          check_read(t, mem, c);
+          const Val<V>& v = mem.cells[c];
+          if (v.kind != VKind::Float) fail(DiagKind::Uninitialized, t, "ldmatrix reads " + mem.name + "[" + std::to_string(c) + "], which nothing has written");
+          rows[std::size_t((q * 8 + r) * 8 + col)] = v.f;
+        }
+      }
+    for (std::uint32_t t : group)
+      for (int q = 0; q < num; ++q) {
+        Val<V> pair;
+        pair.kind = VKind::Pair;
+        warp::RowCol lo = warp::ldmatrix_element(int(t % 32), 0, in.trans);
+        warp::RowCol hi = warp::ldmatrix_element(int(t % 32), 1, in.trans);
+        pair.f = rows[std::size_t((q * 8 + lo.row) * 8 + lo.col)];
+        pair.g = rows[std::size_t((q * 8 + hi.row) * 8 + hi.col)];
+        set(t, in.dst[std::size_t(q)], pair);
+      }
   }
 
   // ------------------------------------------------------------ results

@@ -261,6 +261,7 @@ ProgramBuilder::Reg ProgramBuilder::div(Reg a, Reg b) { return binary(Opcode::Di
 ProgramBuilder::Reg ProgramBuilder::max(Reg a, Reg b) { return binary(Opcode::Max, a, b); }
 ProgramBuilder::Reg ProgramBuilder::min(Reg a, Reg b) { return binary(Opcode::Min, a, b); }
 ProgramBuilder::Reg ProgramBuilder::shl(Reg a, Reg b) { return binary(Opcode::Shl, a, b); }
+ProgramBuilder::Reg ProgramBuilder::shr(Reg a, Reg b) { return binary(Opcode::Shr, a, b); }
 ProgramBuilder::Reg ProgramBuilder::and_(Reg a, Reg b) { return binary(Opcode::And, a, b); }
 ProgramBuilder::Reg ProgramBuilder::neg(Reg a) { return unary(Opcode::Neg, a); }
 ProgramBuilder::Reg ProgramBuilder::exp(Reg a) { return unary(Opcode::Exp, a); }
@@ -443,6 +444,52 @@ ProgramBuilder::Reg ProgramBuilder::vote(VoteMode mode, Reg pred, std::uint32_t 
   in.type = mode == VoteMode::Ballot ? DType::B32 : DType::Pred;
   in.dst = {d.id};
   in.src = {Operand::reg(pred.id), Operand::integer(std::int64_t(mask))};
+  emit(in);
+  return d;
+}
+
+ProgramBuilder::Reg ProgramBuilder::pack(Reg lo, Reg hi) {
+  Reg d = reg(DType::B32);
+  Instr in;
+  in.op = Opcode::Mov;
+  in.type = DType::B32;
+  in.dst = {d.id};
+  in.src = {Operand::reg(lo.id), Operand::reg(hi.id)};
+  emit(in);
+  return d;
+}
+
+std::vector<ProgramBuilder::Reg> ProgramBuilder::mma(MmaShape shape, DType in_type, const std::vector<Reg>& a,
+                                                     const std::vector<Reg>& b, const std::vector<Reg>& c) {
+  Instr in;
+  in.op = Opcode::Mma;
+  in.type = DType::F32;
+  in.src_type = in_type;
+  in.mode = std::uint8_t(shape);
+  std::vector<Reg> d;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    d.push_back(reg(DType::F32));
+    in.dst.push_back(d.back().id);
+  }
+  for (const auto* group : {&a, &b, &c})
+    for (Reg r : *group) in.src.push_back(Operand::reg(r.id));
+  emit(in);
+  return d;
+}
+
+std::vector<ProgramBuilder::Reg> ProgramBuilder::ldmatrix(int num, bool trans, Mem m, Reg row_element) {
+  Instr in;
+  in.op = Opcode::LdMatrix;
+  in.type = DType::B16;
+  in.space = Space::Shared;
+  in.mode = std::uint8_t(num);
+  in.trans = trans;
+  in.src = {address(m, row_element, 0)};
+  std::vector<Reg> d;
+  for (int q = 0; q < num; ++q) {
+    d.push_back(reg(DType::B32));
+    in.dst.push_back(d.back().id);
+  }
   emit(in);
   return d;
 }
