@@ -136,6 +136,16 @@ ProgramBuilder& ProgramBuilder::emit(Instr in) {
   return *this;
 }
 
+// One instruction of the plain form: op.type dst..., src...
+static Instr make(Opcode op, DType type, std::vector<std::uint32_t> dst, std::vector<Operand> src) {
+  Instr in;
+  in.op = op;
+  in.type = type;
+  in.dst = std::move(dst);
+  in.src = std::move(src);
+  return in;
+}
+
 ProgramBuilder::Mem ProgramBuilder::param_pointer(const std::string& name, DType elem) {
   p_.params.push_back({name, DType::U64, true});
   return Mem{Operand::param(std::uint32_t(p_.params.size() - 1)), elem};
@@ -172,35 +182,20 @@ ProgramBuilder::Reg ProgramBuilder::reg(DType t) {
 
 ProgramBuilder::Reg ProgramBuilder::imm(DType t, std::int64_t v) {
   Reg r = reg(t);
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = t;
-  in.dst = {r.id};
-  in.src = {Operand::integer(v)};
-  emit(in);
+  emit(make(Opcode::Mov, t, {r.id}, {Operand::integer(v)}));
   return r;
 }
 
 ProgramBuilder::Reg ProgramBuilder::fimm(const Rational& v, DType t) {
   Reg r = reg(t);
   p_.constants.push_back(v);
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = t;
-  in.dst = {r.id};
-  in.src = {Operand{Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0}};
-  emit(in);
+  emit(make(Opcode::Mov, t, {r.id}, {Operand{Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0}}));
   return r;
 }
 
 ProgramBuilder::Reg ProgramBuilder::fbits(std::uint32_t bits) {
   Reg r = reg(DType::F32);
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = DType::F32;
-  in.dst = {r.id};
-  in.src = {Operand::integer(std::int64_t(bits))};
-  emit(in);
+  emit(make(Opcode::Mov, DType::F32, {r.id}, {Operand::integer(std::int64_t(bits))}));
   return r;
 }
 
@@ -210,31 +205,12 @@ ProgramBuilder::Reg ProgramBuilder::special(Special s) {
   return r;
 }
 
-void ProgramBuilder::mov(Reg d, Reg a) {
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = d.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id)};
-  emit(in);
-}
+void ProgramBuilder::mov(Reg d, Reg a) { emit(make(Opcode::Mov, d.type, {d.id}, {Operand::reg(a.id)})); }
 
-void ProgramBuilder::mov(Reg d, Special s) {
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = d.type;
-  in.dst = {d.id};
-  in.src = {Operand::special(s)};
-  emit(in);
-}
+void ProgramBuilder::mov(Reg d, Special s) { emit(make(Opcode::Mov, d.type, {d.id}, {Operand::special(s)})); }
 
 void ProgramBuilder::assign(Opcode op, Reg d, Reg a, Reg b) {
-  Instr in;
-  in.op = op;
-  in.type = d.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id), Operand::reg(b.id)};
-  emit(in);
+  emit(make(op, d.type, {d.id}, {Operand::reg(a.id), Operand::reg(b.id)}));
 }
 
 ProgramBuilder::Reg ProgramBuilder::binary(Opcode op, Reg a, Reg b) {
@@ -245,12 +221,7 @@ ProgramBuilder::Reg ProgramBuilder::binary(Opcode op, Reg a, Reg b) {
 
 ProgramBuilder::Reg ProgramBuilder::unary(Opcode op, Reg a) {
   Reg d = reg(a.type);
-  Instr in;
-  in.op = op;
-  in.type = a.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id)};
-  emit(in);
+  emit(make(op, a.type, {d.id}, {Operand::reg(a.id)}));
   return d;
 }
 
@@ -271,46 +242,28 @@ ProgramBuilder::Reg ProgramBuilder::sqrt(Reg a) { return unary(Opcode::Sqrt, a);
 
 ProgramBuilder::Reg ProgramBuilder::fma(Reg a, Reg b, Reg c) {
   Reg d = reg(a.type);
-  Instr in;
-  in.op = Opcode::Fma;
-  in.type = a.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(c.id)};
-  emit(in);
+  emit(make(Opcode::Fma, a.type, {d.id}, {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(c.id)}));
   return d;
 }
 
 ProgramBuilder::Reg ProgramBuilder::setp(Cmp c, Reg a, Reg b) {
   Reg d = reg(DType::Pred);
-  Instr in;
-  in.op = Opcode::Setp;
-  in.type = a.type;
+  Instr in = make(Opcode::Setp, a.type, {d.id}, {Operand::reg(a.id), Operand::reg(b.id)});
   in.cmp = c;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id), Operand::reg(b.id)};
   emit(in);
   return d;
 }
 
 ProgramBuilder::Reg ProgramBuilder::selp(Reg p, Reg a, Reg b) {
   Reg d = reg(a.type);
-  Instr in;
-  in.op = Opcode::Selp;
-  in.type = a.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(p.id)};
-  emit(in);
+  emit(make(Opcode::Selp, a.type, {d.id}, {Operand::reg(a.id), Operand::reg(b.id), Operand::reg(p.id)}));
   return d;
 }
 
 ProgramBuilder::Reg ProgramBuilder::cvt(DType to, Reg a) {
   Reg d = reg(to);
-  Instr in;
-  in.op = Opcode::Cvt;
-  in.type = to;
+  Instr in = make(Opcode::Cvt, to, {d.id}, {Operand::reg(a.id)});
   in.src_type = a.type;
-  in.dst = {d.id};
-  in.src = {Operand::reg(a.id)};
   emit(in);
   return d;
 }
@@ -450,12 +403,7 @@ ProgramBuilder::Reg ProgramBuilder::vote(VoteMode mode, Reg pred, std::uint32_t 
 
 ProgramBuilder::Reg ProgramBuilder::pack(Reg lo, Reg hi) {
   Reg d = reg(DType::B32);
-  Instr in;
-  in.op = Opcode::Mov;
-  in.type = DType::B32;
-  in.dst = {d.id};
-  in.src = {Operand::reg(lo.id), Operand::reg(hi.id)};
-  emit(in);
+  emit(make(Opcode::Mov, DType::B32, {d.id}, {Operand::reg(lo.id), Operand::reg(hi.id)}));
   return d;
 }
 
