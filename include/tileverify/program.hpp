@@ -181,6 +181,7 @@ class ProgramBuilder {
   Reg shl(Reg a, Reg b);
   Reg shr(Reg a, Reg b);
   Reg and_(Reg a, Reg b);
+  Reg xor_(Reg a, Reg b);
   Reg setp(Cmp c, Reg a, Reg b);           // a Pred register
   Reg selp(Reg p, Reg a, Reg b);           // p ? a : b
   Reg cvt(DType to, Reg a);

@@ -134,6 +134,7 @@ class Machine {
     r_ = std::uint32_t(p_.registers.size());
     regs_.assign(std::size_t(n_) * r_, Val<V>{});
     state_.assign(n_, TState::Run);
+    arrival_.assign(n_, 0);
     pc_.assign(n_, 0);
     vc_.assign(std::size_t(n_) * n_, 0);
     param_buf_.assign(p_.params.size(), kNone);
@@ -245,11 +246,42 @@ class Machine {
   }
 
   // Releases every group of waiting threads whose sync is complete.
+  // bar.sync id, count with count below the CTA size: the barrier completes
+  // when `count` threads have arrived at barrier `id` (from any instruction),
+  // as in hardware; the earliest arrivals form the group.
+  bool counted(const Instr& in) const { return in.op == Opcode::Bar && in.src.size() > 1 && in.src[1].imm != std::int64_t(n_); }
+
+  bool release_counted(std::uint32_t t) {
+    const Instr& in = p_.code[pc_[t]];
+    std::vector<std::uint32_t> waiting;
+    for (std::uint32_t u = 0; u < n_; ++u) {
+      if (state_[u] != TState::Wait) continue;
+      const Instr& other = p_.code[pc_[u]];
+      if (counted(other) && other.src[0].imm == in.src[0].imm && other.src[1].imm == in.src[1].imm) waiting.push_back(u);
+    }
+    std::size_t count = std::size_t(in.src[1].imm);
+    if (waiting.size() < count) return false;
+    std::sort(waiting.begin(), waiting.end(), [&](std::uint32_t a, std::uint32_t b) { return arrival_[a] < arrival_[b]; });
+    waiting.resize(count);
+    std::sort(waiting.begin(), waiting.end());
+    join_clocks(waiting);
+    ++stats_.block_syncs;
+    for (std::uint32_t u : waiting) {
+      state_[u] = TState::Run;
+      ++pc_[u];
+    }
+    return true;
+  }
+
   bool release_groups() {
     bool any = false;
     for (std::uint32_t t = 0; t < n_; ++t) {
       if (state_[t] != TState::Wait) continue;
       const Instr& in = p_.code[pc_[t]];
+      if (counted(in)) {
+        any = release_counted(t) || any;
+        continue;
+      }
       std::vector<std::uint32_t> set = sync_set(t, in);
       if (std::find(set.begin(), set.end(), t) == set.end())
         fail(DiagKind::Deadlock, t, "thread " + std::to_string(t) + " is not in the thread set of its own sync");
@@ -589,8 +621,13 @@ class Machine {
         state_[t] = TState::Done;
         return;
       case Opcode::Bar:
-        if (in.src.size() > 1 && in.src[1].imm != std::int64_t(n_))
-          fail(DiagKind::Unsupported, t, "a barrier with a thread count other than the whole CTA");
+        if (counted(in)) {
+          std::int64_t c = in.src[1].imm;
+          if (c <= 0 || c % 32 != 0 || c > std::int64_t(n_))
+            fail(DiagKind::Unsupported, t,
+                 "a barrier thread count must be a positive multiple of 32 up to the CTA size, not " + std::to_string(c));
+        }
+        arrival_[t] = ++arrivals_;
         state_[t] = TState::Wait;
         return;
       case Opcode::WarpSync:
@@ -1004,6 +1041,8 @@ class Machine {
   std::vector<std::int32_t> free_sets_;
   RunStats stats_;
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
+  std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
+  std::uint64_t arrivals_ = 0;
 };
 
 }  // namespace

@@ -233,6 +233,7 @@ ProgramBuilder::Reg ProgramBuilder::max(Reg a, Reg b) { return binary(Opcode::Ma
 ProgramBuilder::Reg ProgramBuilder::min(Reg a, Reg b) { return binary(Opcode::Min, a, b); }
 ProgramBuilder::Reg ProgramBuilder::shl(Reg a, Reg b) { return binary(Opcode::Shl, a, b); }
 ProgramBuilder::Reg ProgramBuilder::shr(Reg a, Reg b) { return binary(Opcode::Shr, a, b); }
+ProgramBuilder::Reg ProgramBuilder::xor_(Reg a, Reg b) { return binary(Opcode::Xor, a, b); }
 ProgramBuilder::Reg ProgramBuilder::and_(Reg a, Reg b) { return binary(Opcode::And, a, b); }
 ProgramBuilder::Reg ProgramBuilder::neg(Reg a) { return unary(Opcode::Neg, a); }
 ProgramBuilder::Reg ProgramBuilder::exp(Reg a) { return unary(Opcode::Exp, a); }

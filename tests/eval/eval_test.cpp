@@ -236,3 +236,61 @@ TEST_CASE("a branch on tensor data is outside the structured class") {
   REQUIRE(r.diagnostics.size() == 1);
   CHECK(r.diagnostics[0].kind == DiagKind::NotStructured);
 }
+
+TEST_CASE("a warp barrier whose mask leaves out the executing lane is reported") {
+  ProgramBuilder b("warp_mask");
+  Reg lane = b.special(Special::LaneId);
+  auto upper = b.label(), done = b.label();
+  b.bra_if(b.setp(Cmp::GE, lane, b.imm(DType::U32, 16)), upper);
+  b.warp_sync(0xffffffffu);
+  b.bra(done);
+  b.place(upper);
+  b.warp_sync(0x0000ffffu);  // lanes 16..31 name lanes 0..15 only
+  b.place(done);
+  Launch l;
+  l.block = Dim3{32, 1, 1};
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(b.finish(), l, dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Deadlock);
+  CHECK(r.diagnostics[0].message.find("not in the thread set") != std::string::npos);
+}
+
+// Two warp groups of 64 threads, each exchanging data through shared memory
+// behind its own named barrier (bar.sync 1+g, 64), as warp-specialized kernels do.
+static Program named_barriers(bool read_other_group) {
+  ProgramBuilder b("named_barriers");
+  auto x = b.param_pointer("x"), y = b.param_pointer("y");
+  auto s = b.shared("s", DType::F32, 128);
+  Reg tid = b.special(Special::TidX);
+  Reg v = b.reg(DType::F32);
+  b.load(v, x, tid);
+  b.store(s, tid, v);
+  auto second = b.label(), joined = b.label();
+  b.bra_if(b.setp(Cmp::GE, tid, b.imm(DType::U32, 64)), second);
+  b.bar(1, 64);
+  b.bra(joined);
+  b.place(second);
+  b.bar(2, 64);
+  b.place(joined);
+  // Read a neighbour in the same group (tid ^ 1), or across groups (tid ^ 64).
+  Reg other = b.xor_(tid, b.imm(DType::U32, read_other_group ? 64 : 1));
+  Reg w = b.reg(DType::F32);
+  b.load(w, s, other);
+  b.store(y, tid, w);
+  return b.finish();
+}
+
+TEST_CASE("named barriers with a thread count order only their own group") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto ok = run_program(named_barriers(false), softmax_launch(128, 128), dom);
+  INFO((ok.ok() ? "" : ok.diagnostics[0].text()));
+  REQUIRE(ok.ok());
+  CHECK(*ok.outputs.at("y")[0] == c.symbol("x", 1));
+  CHECK(ok.stats.block_syncs == 2);
+  auto racy = run_program(named_barriers(true), softmax_launch(128, 128), dom);
+  REQUIRE(!racy.diagnostics.empty());
+  CHECK(racy.diagnostics.back().kind == DiagKind::Race);
+}
