@@ -3,6 +3,7 @@
 #include "tileverify/domains.hpp"
 #include "tileverify/eval.hpp"
 #include "tileverify/program.hpp"
+#include "tileverify/ptx.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
 #include "tileverify/tileverify.hpp"

@@ -88,6 +88,7 @@ struct Memory {
   Role role = Role::Scratch;
   std::uint64_t elements = 0;  // per thread for local memory
   bool per_thread = false;
+  bool untyped = false;  // declared as bytes: typed by its first access
   std::vector<Val<V>> cells;
   std::vector<Shadow> shadow;
 };
@@ -140,7 +141,9 @@ class Machine {
     param_buf_.assign(p_.params.size(), kNone);
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       const LaunchArg& a = l_.args[i];
-      if (p_.params[i].pointer != a.is_tensor)
+      // A 64-bit parameter may be a pointer or a scalar (PTX does not say);
+      // a narrower one must be a scalar.
+      if (a.is_tensor && dtype_bytes(p_.params[i].dtype) != 8)
         bad_launch("parameter '" + p_.params[i].name + "' is a " + (p_.params[i].pointer ? "pointer" : "scalar") +
                    " but the launch gives a " + (a.is_tensor ? "tensor" : "scalar"));
       if (!a.is_tensor) continue;
@@ -171,6 +174,7 @@ class Machine {
       m.esize = dtype_bytes(b.dtype);
       m.elements = b.elements;
       m.per_thread = b.space == Space::Local;
+      m.untyped = b.dtype == DType::B8;
       std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
       m.cells.resize(total);
       if (!m.per_thread) m.shadow.resize(total);
@@ -502,6 +506,15 @@ class Machine {
   // The cell of element `k` of an access at `a`, checked.
   std::size_t cell(std::uint32_t t, const Addr& a, std::size_t k, std::size_t width_bytes, bool write) {
     Memory<V>& m = mem_[a.buf];
+    if (m.untyped && width_bytes != m.esize) {
+      // A byte array (.shared .b8 buf[N]) takes the width of its first access as
+      // its element size; accessing it at other widths later is unsupported.
+      m.elements = m.elements * m.esize / width_bytes;
+      m.esize = width_bytes;
+      m.cells.assign(m.per_thread ? m.elements * n_ : m.elements, Val<V>{});
+      if (!m.per_thread) m.shadow.assign(m.elements, Shadow{});
+    }
+    m.untyped = false;
     if (width_bytes != m.esize)
       fail(DiagKind::Unsupported, t,
            "a " + std::to_string(width_bytes) + "-byte access to '" + m.name + "', whose elements are " +

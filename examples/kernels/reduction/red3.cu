@@ -1,0 +1,18 @@
+// Red-3: sequential addressing; the stride halves from BLOCK/2 down to 1.
+// Launch: grid [4,1,1], block [128,1,1].
+#define BLOCK 128
+
+extern "C" __global__ void red3(const float* __restrict__ x, float* __restrict__ y)
+{
+    __shared__ float s[BLOCK];
+    unsigned tid = threadIdx.x;
+    s[tid] = x[blockIdx.x * BLOCK + tid];
+    __syncthreads();
+    for (unsigned stride = BLOCK / 2; stride > 0; stride >>= 1) {
+        if (tid < stride)
+            s[tid] += s[tid + stride];
+        __syncthreads();
+    }
+    if (tid == 0)
+        y[blockIdx.x] = s[0];
+}

@@ -1,0 +1,112 @@
+// tileverify/ptx.hpp — the PTX frontend.
+//
+// Contract: parse_ptx() reads PTX text (ISA 8.x–9.0 as nvcc 12/13 emits it)
+// into a Module of kernels; lower_kernel() turns one kernel into a
+// structured-CTA Program (tileverify/program.hpp) whose instructions carry
+// their PTX file:line:column. Neither throws on bad input: every error is a
+// value naming file:line:column and what was wrong (an unknown opcode, a
+// malformed operand, an undeclared register, a truncated file ...).
+#pragma once
+
+#include "tileverify/program.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tileverify::ptx {
+
+struct Error {
+  SourceLoc loc;
+  std::string message;
+  std::string text() const { return loc.text() + ": error: " + message; }
+};
+
+// One operand as written.
+struct Operand {
+  enum class Kind { Name, Int, F32Bits, F64Bits, Address, Vector, Sink };
+  Kind kind = Kind::Name;
+  std::string name;                // Name, Address base (empty: absolute address)
+  std::int64_t value = 0;          // Int, float bits, Address offset
+  std::vector<Operand> elements;   // Vector
+  std::string pred_out;            // "d|p": the predicate half
+  SourceLoc loc;
+};
+
+struct Instruction {
+  std::string guard;  // predicate register, or empty
+  bool guard_negated = false;
+  std::string opcode;  // full dotted opcode, e.g. "ld.global.nc.v4.f32"
+  std::vector<Operand> operands;
+  SourceLoc loc;
+};
+
+struct Statement {
+  enum class Kind { Instruction, Label };
+  Kind kind = Kind::Instruction;
+  Instruction instr;
+  std::string label;
+  SourceLoc loc;
+};
+
+struct RegDecl {
+  std::string type;  // ".f32", ".b32", ".pred", ...
+  std::string name;  // "%r" for a range declaration, or a full name
+  int count = -1;    // %r<N>: N registers %r0..%r(N-1); -1: a single register
+  SourceLoc loc;
+};
+
+struct VarDecl {
+  std::string space;  // ".shared", ".local", ".global", ".const"
+  std::string type;   // element type
+  std::string name;
+  std::uint64_t elements = 1;  // array length (1 for a scalar)
+  bool unsized = false;        // extern .shared x[] (dynamic shared memory)
+  SourceLoc loc;
+};
+
+struct Param {
+  std::string type;
+  std::string name;
+  bool pointer_hint = false;  // .ptr attribute, or a 64-bit integer parameter
+  SourceLoc loc;
+};
+
+struct Kernel {
+  std::string name;
+  bool is_entry = true;  // .entry (false: .func)
+  std::vector<Param> params;
+  std::vector<Param> returns;  // .func return parameters
+  std::vector<RegDecl> regs;
+  std::vector<VarDecl> vars;   // declared in the body
+  std::vector<Statement> body;
+  SourceLoc loc;
+};
+
+struct Module {
+  std::string file;
+  std::string version, target;
+  int address_size = 64;
+  std::vector<VarDecl> globals;  // module-level .shared/.global/.const
+  std::vector<Kernel> kernels;
+  const Kernel* find(const std::string& name) const;
+};
+
+struct ParseResult {
+  std::optional<Module> module;
+  std::optional<Error> error;
+};
+
+ParseResult parse_ptx(const std::string& text, const std::string& file = "<ptx>");
+ParseResult parse_ptx_file(const std::string& path);
+
+struct LowerResult {
+  std::optional<Program> program;
+  std::optional<Error> error;
+};
+
+// Lowers kernel `name` of `m`. `dynamic_shared_bytes` sizes an extern
+// .shared array, if the kernel uses one.
+LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t dynamic_shared_bytes = 0);
+
+}  // namespace tileverify::ptx
