@@ -6,6 +6,8 @@ find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(Z3 REQUIRED)
 find_package(GMP REQUIRED)
 find_package(MPFR REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)   # spec files and JSON reports
+find_package(CLI11 REQUIRED)             # the tileverify command's arguments
 
 # CUDA is optional and nothing in the core needs it: detect it for the helpers
 # that will use it, never fail without it.

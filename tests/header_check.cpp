@@ -1,6 +1,7 @@
 // Compiles every public header as strict C++17 (-Wpedantic -Werror).
 #include "tileverify/decide.hpp"
 #include "tileverify/domains.hpp"
+#include "tileverify/equiv.hpp"
 #include "tileverify/eval.hpp"
 #include "tileverify/program.hpp"
 #include "tileverify/ptx.hpp"

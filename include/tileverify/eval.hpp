@@ -51,7 +51,7 @@ struct LaunchArg {
 struct Launch {
   Dim3 block;
   Dim3 grid;
-  Dim3 cta;                     // which CTA (blockIdx) this run is
+  Dim3 cta{0, 0, 0};            // which CTA (blockIdx) this run is
   std::vector<LaunchArg> args;  // one per Program parameter, in order
 };
 

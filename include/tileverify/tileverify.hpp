@@ -3,7 +3,9 @@
 
 #include "tileverify/decide.hpp"
 #include "tileverify/domains.hpp"
+#include "tileverify/equiv.hpp"
 #include "tileverify/eval.hpp"
+#include "tileverify/ptx.hpp"
 #include "tileverify/program.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"

@@ -294,3 +294,27 @@ TEST_CASE("named barriers with a thread count order only their own group") {
   REQUIRE(!racy.diagnostics.empty());
   CHECK(racy.diagnostics.back().kind == DiagKind::Race);
 }
+
+TEST_CASE("special registers: the default CTA is (0,0,0); tid, ntid, ctaid, nctaid, laneid, warpid") {
+  ProgramBuilder b("specials");
+  auto y = b.param_pointer("y", DType::U32);
+  Reg tid = b.special(Special::TidX);
+  Reg six = b.imm(DType::U32, 6);
+  Reg base = b.mul(tid, six);
+  Special which[6] = {Special::TidX, Special::NtidX, Special::CtaidX, Special::NctaidX, Special::LaneId, Special::WarpId};
+  for (int k = 0; k < 6; ++k) b.store(y, base, b.special(which[k]), k);
+  Launch l;
+  l.block = Dim3{40, 1, 1};
+  l.grid = Dim3{3, 1, 1};
+  l.args = {LaunchArg::of_tensor({"y", DType::U32, {240}, Role::Out})};
+  ConcreteDomain dom;
+  auto r = run_program(b.finish(), l, dom);
+  REQUIRE(r.ok());
+  const auto& y0 = r.outputs.at("y");
+  double expect[6] = {33, 40, 0, 3, 1, 1};  // thread 33
+  for (int k = 0; k < 6; ++k) CHECK(*y0[std::size_t(33 * 6 + k)] == expect[k]);
+  l.cta = Dim3{2, 0, 0};
+  auto r2 = run_program(b.finish(), l, dom);
+  REQUIRE(r2.ok());
+  CHECK(*r2.outputs.at("y")[2] == 2);
+}

@@ -1,0 +1,92 @@
+// tileverify/equiv.hpp — the small public API: is a kernel safe, are two
+// kernels the same function?
+//
+//   tileverify::Spec spec = tileverify::load_spec("pair.json").spec.value();
+//   tileverify::Report r = tileverify::check_equivalence(spec);
+//   std::puts(r.text().c_str());           // verdict first, then the evidence
+//   return r.exit_code();                  // 0 equivalent, 1 not, 2 unsafe, 3 outside the class, 4 bad input
+//
+// A Spec names PTX files and kernels plus the launch (DESIGN.md, "The spec
+// file"); kernels already built as Programs can be checked directly too.
+#pragma once
+
+#include "tileverify/decide.hpp"
+#include "tileverify/eval.hpp"
+#include "tileverify/program.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tileverify {
+
+struct KernelSpec {
+  std::string ptx;     // path (relative paths are relative to the spec file)
+  std::string kernel;  // entry name
+  Dim3 block;
+  std::uint64_t dynamic_shared = 0;  // bytes of extern .shared memory
+};
+
+struct ParamSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  bool tensor = true;
+  std::vector<std::uint64_t> shape;  // tensors
+  Role role = Role::In;              // tensors
+  std::int64_t value = 0;            // scalars
+};
+
+struct Spec {
+  std::optional<KernelSpec> ref, opt;  // `tileverify check` uses ref alone
+  Dim3 grid;
+  Dim3 cta{0, 0, 0};  // which CTA to verify
+  std::vector<ParamSpec> params;
+  std::string expect;  // optional: the verdict the spec's author expects
+  std::string path;    // the spec file, for messages
+};
+
+struct SpecResult {
+  std::optional<Spec> spec;
+  std::string error;  // "file: what is wrong" when spec is empty
+};
+SpecResult load_spec(const std::string& path);
+SpecResult parse_spec(const std::string& json_text, const std::string& path);
+
+enum class Outcome { Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error };
+const char* outcome_name(Outcome o);  // "equivalent", "not_equivalent", ... as in the JSON report
+
+struct Mismatch {
+  std::string output;  // tensor name
+  std::uint64_t element = 0;
+  std::string ref_expr, opt_expr;  // abbreviated
+  Counterexample counterexample;   // empty inputs when one side did not write the element
+  std::string why;
+};
+
+struct ReportStats {
+  double parse_seconds = 0, eval_seconds = 0, decide_seconds = 0;
+  RunStats ref, opt;
+  std::size_t outputs_compared = 0, proved = 0;
+};
+
+struct Report {
+  Outcome verdict = Outcome::Error;
+  std::vector<Diagnostic> diagnostics;  // races, deadlocks, ... (with which kernel in `message`)
+  std::optional<Mismatch> mismatch;     // for NotEquivalent (and Unknown: the first undecided element)
+  std::string error;                    // for Error: what was wrong with the input
+  ReportStats stats;
+  std::string text() const;  // for people: the verdict first, then the evidence
+  std::string json() const;  // {"verdict": ..., "diagnostics": [...], "counterexample": {...}, "stats": {...}}
+  int exit_code() const;     // DESIGN.md: 0, 1, 2, 3 or 4
+};
+
+// One kernel: does it run cleanly (no race, deadlock, out-of-bounds or
+// uninitialized access) on the CTA the spec names?
+Report check(const Spec& spec);
+// Two kernels: the same outputs for every input, on the CTA the spec names.
+Report check_equivalence(const Spec& spec, const DecideLimits& limits = {});
+// The same for Programs built directly (compiler backends).
+Report check_equivalence(const Program& ref, const Launch& ref_launch, const Program& opt, const Launch& opt_launch,
+                         const DecideLimits& limits = {});
+
+}  // namespace tileverify

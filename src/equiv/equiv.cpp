@@ -1,0 +1,436 @@
+// The public equivalence API: spec files, running both kernels, deciding
+// every output element, and the report.
+#include "tileverify/equiv.hpp"
+
+#include "tileverify/ptx.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tileverify {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Equivalent: return "equivalent";
+    case Outcome::NotEquivalent: return "not_equivalent";
+    case Outcome::Race: return "race";
+    case Outcome::Deadlock: return "deadlock";
+    case Outcome::OutOfBounds: return "out_of_bounds";
+    case Outcome::Uninitialized: return "uninitialized";
+    case Outcome::Unsupported: return "unsupported";
+    case Outcome::Unknown: return "unknown";
+    case Outcome::Ok: return "ok";
+    case Outcome::Error: return "error";
+  }
+  return "error";
+}
+
+// ---------------------------------------------------------------- spec files
+
+namespace {
+
+struct SpecError {
+  std::string message;
+};
+
+Dim3 dim3_of(const json& j, const std::string& what, std::uint32_t fill = 1) {
+  if (!j.is_array() || j.empty() || j.size() > 3) throw SpecError{what + " must be an array of 1 to 3 positive integers"};
+  std::uint32_t v[3] = {fill, fill, fill};
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_number_integer() || j[i].get<std::int64_t>() < 0)
+      throw SpecError{what + " must be an array of 1 to 3 non-negative integers"};
+    v[i] = j[i].get<std::uint32_t>();
+  }
+  return Dim3{v[0], v[1], v[2]};
+}
+
+DType dtype_of(const std::string& s, const std::string& where) {
+  static const std::pair<const char*, DType> names[] = {
+      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}, {"f64", DType::F64}, {"s32", DType::S32},
+      {"u32", DType::U32}, {"s64", DType::S64}, {"u64", DType::U64},   {"s8", DType::S8},   {"u8", DType::U8},
+      {"s16", DType::S16}, {"u16", DType::U16}, {"b32", DType::B32}, {"b64", DType::B64}};
+  for (const auto& [n, t] : names)
+    if (s == n) return t;
+  throw SpecError{where + ": unknown dtype '" + s + "'"};
+}
+
+KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& base) {
+  if (!j.is_object()) throw SpecError{"\"" + what + "\" must be an object with \"ptx\", \"kernel\" and \"block\""};
+  for (const char* key : {"ptx", "kernel", "block"})
+    if (!j.contains(key)) throw SpecError{"\"" + what + "\" needs \"" + key + "\""};
+  KernelSpec k;
+  if (!j["ptx"].is_string() || !j["kernel"].is_string())
+    throw SpecError{"\"" + what + "\": \"ptx\" and \"kernel\" must be strings"};
+  fs::path p = j["ptx"].get<std::string>();
+  k.ptx = (p.is_absolute() ? p : base / p).string();
+  k.kernel = j["kernel"].get<std::string>();
+  k.block = dim3_of(j["block"], "\"" + what + "\".block");
+  if (j.contains("dynamic_shared")) k.dynamic_shared = j["dynamic_shared"].get<std::uint64_t>();
+  return k;
+}
+
+}  // namespace
+
+SpecResult parse_spec(const std::string& text, const std::string& path) {
+  SpecResult r;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) throw SpecError{"the spec must be a JSON object"};
+    Spec s;
+    s.path = path;
+    fs::path base = fs::path(path).parent_path();
+    if (j.contains("kernel")) {
+      s.ref = kernel_of(j["kernel"], "kernel", base);
+    } else {
+      if (!j.contains("ref")) throw SpecError{"the spec needs \"ref\" and \"opt\" (or \"kernel\" for one kernel)"};
+      s.ref = kernel_of(j["ref"], "ref", base);
+      if (j.contains("opt")) s.opt = kernel_of(j["opt"], "opt", base);
+    }
+    if (j.contains("grid")) s.grid = dim3_of(j["grid"], "\"grid\"");
+    if (j.contains("cta")) s.cta = dim3_of(j["cta"], "\"cta\"", 0);
+    if (s.cta.x >= s.grid.x || s.cta.y >= s.grid.y || s.cta.z >= s.grid.z)
+      throw SpecError{"\"cta\" lies outside \"grid\""};
+    if (!j.contains("params") || !j["params"].is_array()) throw SpecError{"the spec needs a \"params\" array"};
+    for (std::size_t i = 0; i < j["params"].size(); ++i) {
+      const json& p = j["params"][i];
+      std::string where = "params[" + std::to_string(i) + "]";
+      if (!p.is_object() || !p.contains("name") || !p.contains("dtype"))
+        throw SpecError{where + " needs \"name\" and \"dtype\""};
+      ParamSpec ps;
+      ps.name = p["name"].get<std::string>();
+      ps.dtype = dtype_of(p["dtype"].get<std::string>(), where);
+      if (p.contains("value")) {
+        ps.tensor = false;
+        ps.value = p["value"].get<std::int64_t>();
+      } else {
+        if (!p.contains("shape") || !p.contains("role"))
+          throw SpecError{where + " ('" + ps.name + "') needs \"shape\" and \"role\" (a tensor) or \"value\" (a scalar)"};
+        for (const json& d : p["shape"]) ps.shape.push_back(d.get<std::uint64_t>());
+        std::string role = p["role"].get<std::string>();
+        if (role == "in") ps.role = Role::In;
+        else if (role == "out") ps.role = Role::Out;
+        else if (role == "inout") ps.role = Role::InOut;
+        else throw SpecError{where + ": role must be \"in\", \"out\" or \"inout\", not \"" + role + "\""};
+      }
+      s.params.push_back(ps);
+    }
+    if (j.contains("expect")) s.expect = j["expect"].get<std::string>();
+    r.spec = s;
+  } catch (const SpecError& e) {
+    r.error = path + ": " + e.message;
+  } catch (const json::exception& e) {
+    r.error = path + ": " + e.what();
+  }
+  return r;
+}
+
+SpecResult load_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return SpecResult{std::nullopt, path + ": cannot read the spec file"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_spec(ss.str(), path);
+}
+
+// ---------------------------------------------------------------- running
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Launch launch_of(const Spec& s, const KernelSpec& k) {
+  Launch l;
+  l.block = k.block;
+  l.grid = s.grid;
+  l.cta = s.cta;
+  for (const ParamSpec& p : s.params) {
+    if (p.tensor)
+      l.args.push_back(LaunchArg::of_tensor({p.name, p.dtype, p.shape, p.role}));
+    else
+      l.args.push_back(LaunchArg::of_scalar(p.value));
+  }
+  return l;
+}
+
+std::optional<Program> load_program(const KernelSpec& k, Report* r) {
+  auto parsed = ptx::parse_ptx_file(k.ptx);
+  if (parsed.error) {
+    r->verdict = Outcome::Error;
+    r->error = parsed.error->text();
+    return std::nullopt;
+  }
+  auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);
+  if (lowered.error) {
+    // Unsupported PTX is outside the supported class; a missing kernel is bad input.
+    bool bad_input = lowered.error->message.rfind("no kernel named", 0) == 0 ||
+                     lowered.error->message.find("dynamic shared") != std::string::npos;
+    r->verdict = bad_input ? Outcome::Error : Outcome::Unsupported;
+    r->error = lowered.error->text();
+    return std::nullopt;
+  }
+  return lowered.program;
+}
+
+Outcome outcome_of(DiagKind k) {
+  switch (k) {
+    case DiagKind::Race: return Outcome::Race;
+    case DiagKind::Deadlock: return Outcome::Deadlock;
+    case DiagKind::OutOfBounds: return Outcome::OutOfBounds;
+    case DiagKind::Uninitialized: return Outcome::Uninitialized;
+    case DiagKind::NotStructured:
+    case DiagKind::Unsupported: return Outcome::Unsupported;
+    case DiagKind::BadLaunch: return Outcome::Error;
+  }
+  return Outcome::Error;
+}
+
+// The most serious diagnostic decides the verdict: unsafe before unsupported.
+void take_diagnostics(Report& r, const std::vector<Diagnostic>& ds, const std::string& which) {
+  for (Diagnostic d : ds) {
+    d.message = which + ": " + d.message;
+    r.diagnostics.push_back(d);
+  }
+  if (ds.empty()) return;
+  Outcome o = outcome_of(ds.back().kind);
+  for (const Diagnostic& d : ds)
+    if (outcome_of(d.kind) == Outcome::Race || outcome_of(d.kind) == Outcome::Deadlock) o = outcome_of(d.kind);
+  if (r.verdict == Outcome::Ok || r.verdict == Outcome::Equivalent) r.verdict = o;
+}
+
+std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300); }
+
+}  // namespace
+
+Report check(const Spec& spec) {
+  Report r;
+  r.verdict = Outcome::Ok;
+  auto t0 = std::chrono::steady_clock::now();
+  auto p = load_program(*spec.ref, &r);
+  r.stats.parse_seconds = since(t0);
+  if (!p) return r;
+  ExprContext c;
+  SymbolicDomain dom(c);
+  t0 = std::chrono::steady_clock::now();
+  auto run = run_program(*p, launch_of(spec, *spec.ref), dom);
+  r.stats.eval_seconds = since(t0);
+  r.stats.ref = run.stats;
+  take_diagnostics(r, run.diagnostics, spec.ref->kernel);
+  return r;
+}
+
+namespace {
+
+Report compare(const Program& ref, const Launch& lr, const Program& opt, const Launch& lo, const DecideLimits& limits,
+               const std::string& ref_name, const std::string& opt_name) {
+  Report r;
+  r.verdict = Outcome::Equivalent;
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = run_program(ref, lr, dom);
+  auto b = run_program(opt, lo, dom);
+  r.stats.eval_seconds = since(t0);
+  r.stats.ref = a.stats;
+  r.stats.opt = b.stats;
+  take_diagnostics(r, a.diagnostics, ref_name);
+  take_diagnostics(r, b.diagnostics, opt_name);
+  if (!r.diagnostics.empty()) return r;
+
+  // Pair up every output element; elements neither kernel wrote are not this CTA's.
+  struct Item {
+    std::string name;
+    std::uint64_t index;
+    Expr x, y;
+  };
+  std::vector<Item> items;
+  for (const auto& [name, xs] : a.outputs) {
+    auto it = b.outputs.find(name);
+    if (it == b.outputs.end()) continue;
+    const auto& ys = it->second;
+    for (std::uint64_t i = 0; i < xs.size() && i < ys.size(); ++i) {
+      if (!xs[i] && !ys[i]) continue;
+      if (!xs[i] || !ys[i]) {
+        r.verdict = Outcome::NotEquivalent;
+        Mismatch m;
+        m.output = name;
+        m.element = i;
+        m.why = std::string(xs[i] ? opt_name : ref_name) + " never writes " + name + "[" + std::to_string(i) +
+                "], which " + (xs[i] ? ref_name : opt_name) + " writes";
+        m.ref_expr = xs[i] ? abbreviate(c, *xs[i]) : "(not written)";
+        m.opt_expr = ys[i] ? abbreviate(c, *ys[i]) : "(not written)";
+        r.mismatch = m;
+        return r;
+      }
+      items.push_back({name, i, *xs[i], *ys[i]});
+    }
+  }
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (const Item& it : items) pairs.emplace_back(it.x, it.y);
+  t0 = std::chrono::steady_clock::now();
+  auto ds = decide_all(c, pairs, limits, 0);
+  r.stats.decide_seconds = since(t0);
+  r.stats.outputs_compared = ds.size();
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    r.stats.proved += ds[i].proved();
+    if (ds[i].proved()) continue;
+    bool refuted = ds[i].refuted();
+    if (!refuted && r.verdict == Outcome::NotEquivalent) continue;
+    if (refuted || !r.mismatch) {
+      Mismatch m;
+      m.output = items[i].name;
+      m.element = items[i].index;
+      m.ref_expr = abbreviate(c, items[i].x);
+      m.opt_expr = abbreviate(c, items[i].y);
+      m.counterexample = ds[i].counterexample;
+      m.why = ds[i].reason;
+      if (refuted) {  // name the inputs while the context is alive
+        m.why.clear();
+        for (const auto& kv : ds[i].counterexample.inputs.values)
+          m.why += (m.why.empty() ? "" : ", ") + c.to_string(kv.first) + " = " + kv.second.str();
+      }
+      r.mismatch = m;
+      r.verdict = refuted ? Outcome::NotEquivalent : Outcome::Unknown;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Report check_equivalence(const Program& ref, const Launch& lr, const Program& opt, const Launch& lo,
+                         const DecideLimits& limits) {
+  return compare(ref, lr, opt, lo, limits, ref.name, opt.name);
+}
+
+Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
+  Report r;
+  if (!spec.ref || !spec.opt) {
+    r.error = spec.path + ": an equivalence check needs \"ref\" and \"opt\"";
+    return r;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = load_program(*spec.ref, &r);
+  if (!a) return r;
+  auto b = load_program(*spec.opt, &r);
+  if (!b) return r;
+  double parse = since(t0);
+  std::string rn = "ref (" + spec.ref->kernel + ")", on = "opt (" + spec.opt->kernel + ")";
+  if (spec.ref->kernel == spec.opt->kernel && spec.ref->ptx != spec.opt->ptx) {
+    rn = "ref (" + fs::path(spec.ref->ptx).filename().string() + ")";
+    on = "opt (" + fs::path(spec.opt->ptx).filename().string() + ")";
+  }
+  r = compare(*a, launch_of(spec, *spec.ref), *b, launch_of(spec, *spec.opt), limits, rn, on);
+  r.stats.parse_seconds = parse;
+  return r;
+}
+
+// ---------------------------------------------------------------- reports
+
+int Report::exit_code() const {
+  switch (verdict) {
+    case Outcome::Equivalent:
+    case Outcome::Ok: return 0;
+    case Outcome::NotEquivalent: return 1;
+    case Outcome::Race:
+    case Outcome::Deadlock:
+    case Outcome::OutOfBounds:
+    case Outcome::Uninitialized: return 2;
+    case Outcome::Unsupported:
+    case Outcome::Unknown: return 3;
+    case Outcome::Error: return 4;
+  }
+  return 4;
+}
+
+std::string Report::text() const {
+  std::ostringstream os;
+  switch (verdict) {
+    case Outcome::Equivalent:
+      os << "EQUIVALENT: every output element is the same function of the inputs (" << stats.proved << " of "
+         << stats.outputs_compared << " proved)\n";
+      break;
+    case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
+    case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
+    case Outcome::Unknown: os << "UNKNOWN: not every output could be decided\n"; break;
+    case Outcome::Error: os << "ERROR: " << error << "\n"; break;
+    case Outcome::Unsupported:
+      os << "UNSUPPORTED: outside what tileverify verifies\n";
+      if (!error.empty()) os << "  " << error << "\n";
+      break;
+    default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
+  }
+  for (const Diagnostic& d : diagnostics) os << d.text();
+  if (mismatch) {
+    os << "  first differing output: " << mismatch->output << "[" << mismatch->element << "]\n";
+    os << "    ref: " << mismatch->ref_expr << "\n";
+    os << "    opt: " << mismatch->opt_expr << "\n";
+    if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
+      os << "  counterexample: " << mismatch->why << "\n";
+      os << "    ref gives " << mismatch->counterexample.lhs_value << "\n";
+      os << "    opt gives " << mismatch->counterexample.rhs_value << "\n";
+    } else if (!mismatch->why.empty()) {
+      os << "  " << mismatch->why << "\n";
+    }
+  }
+  if (verdict != Outcome::Error)
+    os << "  time: parse " << stats.parse_seconds << " s, evaluate " << stats.eval_seconds << " s, decide "
+     << stats.decide_seconds << " s\n";
+  return os.str();
+}
+
+std::string Report::json() const {
+  nlohmann::json j;
+  j["verdict"] = outcome_name(verdict);
+  j["diagnostics"] = nlohmann::json::array();
+  for (const Diagnostic& d : diagnostics) {
+    nlohmann::json x;
+    x["kind"] = diag_kind_name(d.kind);
+    x["message"] = d.message;
+    x["location"] = d.loc.text();
+    x["threads"] = d.threads;
+    if (!d.buffer.empty()) {
+      x["buffer"] = d.buffer;
+      x["element"] = d.element;
+    }
+    for (const AccessInfo& a : d.accesses)
+      x["accesses"].push_back({{"thread", a.thread}, {"write", a.write}, {"location", a.loc.text()}, {"instruction", a.instr}});
+    j["diagnostics"].push_back(x);
+  }
+  if (!error.empty()) j["error"] = error;
+  if (mismatch) {
+    nlohmann::json m;
+    m["output"] = mismatch->output;
+    m["element"] = mismatch->element;
+    m["ref"] = mismatch->ref_expr;
+    m["opt"] = mismatch->opt_expr;
+    if (!mismatch->counterexample.lhs_value.empty()) {
+      m["inputs"] = mismatch->why;
+      m["ref_value"] = mismatch->counterexample.lhs_value;
+      m["opt_value"] = mismatch->counterexample.rhs_value;
+    } else {
+      m["reason"] = mismatch->why;
+    }
+    j["counterexample"] = m;
+  }
+  j["stats"] = {{"parse_seconds", stats.parse_seconds},
+                {"eval_seconds", stats.eval_seconds},
+                {"decide_seconds", stats.decide_seconds},
+                {"outputs_compared", stats.outputs_compared},
+                {"proved", stats.proved},
+                {"ref_block_syncs", stats.ref.block_syncs},
+                {"ref_warp_syncs", stats.ref.warp_syncs},
+                {"opt_block_syncs", stats.opt.block_syncs},
+                {"opt_warp_syncs", stats.opt.warp_syncs}};
+  return j.dump(2);
+}
+
+}  // namespace tileverify
