@@ -283,7 +283,7 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
     r.stats.proved += ds[i].proved();
     if (ds[i].proved()) continue;
     bool refuted = ds[i].refuted();
-    if (!refuted && r.verdict == Outcome::NotEquivalent) continue;
+    if (r.verdict == Outcome::NotEquivalent) continue;  // the first refuted element is the evidence
     if (refuted || !r.mismatch) {
       Mismatch m;
       m.output = items[i].name;

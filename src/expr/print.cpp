@@ -2,6 +2,7 @@
 #include "tileverify/expr.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tileverify {
@@ -12,6 +13,18 @@ namespace {
 std::string rational_text(const Rational& v, bool* is_fraction) {
   *is_fraction = false;
   if (v.is_integer()) return v.str();
+  // Float constants (dyadic, exactly a double) read best as their decimal:
+  // 12102203/8388608 is nvcc's log2(e), 1.44269502.
+  int k = 0, sg = 0;
+  if (v.odd_part().is_integer() && !v.is_signed_power_of_two(&k, &sg)) {
+    double d = v.to_double();
+    if (Rational::from_double(d) == v) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.9g", d);
+      std::string t = buf;
+      if (t.find_first_of(".e") != std::string::npos && t.size() <= 16) return t;
+    }
+  }
   std::string s = v.str();
   auto slash = s.find('/');
   if (slash != std::string::npos && s.size() < 40) {
@@ -80,7 +93,31 @@ class Printer {
         }
         return;
       }
-      case Op::Exp: call("exp", e); return;
+      case Op::Exp: {
+        // exp(y * ln2) is how 2^y is built: print it as ex2(y).
+        Expr arg = ctx_.children(e)[0];
+        if (ctx_.op(arg) == Op::Mul) {
+          std::vector<Expr> rest;
+          bool has_ln2 = false;
+          for (Expr f : ctx_.children(arg)) {
+            if (!has_ln2 && ctx_.op(f) == Op::Named && ctx_.name(f) == "ln2")
+              has_ln2 = true;
+            else
+              rest.push_back(f);
+          }
+          if (has_ln2) {
+            emit("ex2(");
+            for (std::size_t i = 0; i < rest.size(); ++i) {
+              if (i) emit("*");
+              print(rest[i], 2);
+            }
+            emit(")");
+            return;
+          }
+        }
+        call("exp", e);
+        return;
+      }
       case Op::Max: call("max", e); return;
       case Op::Min: call("min", e); return;
       case Op::Func: call(ctx_.name(e), e); return;

@@ -1,0 +1,71 @@
+// Spec-file cases, run as a user would run `tileverify equiv`: every
+// tests/cases/*.json and examples/kernels/*/*.json with an "expect" key must
+// give that verdict. A new case is a new file (as in Alive2's test suite).
+#include "tileverify/equiv.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> spec_files() {
+  std::vector<fs::path> out;
+  fs::path root = fs::path(TILEVERIFY_TEST_DIR).parent_path();
+  for (const fs::path& dir : {root / "tests" / "cases", root / "examples" / "kernels"}) {
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.path().extension() == ".json") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every spec file with an expected verdict gets it") {
+  int checked = 0;
+  for (const fs::path& p : spec_files()) {
+    auto loaded = tileverify::load_spec(p.string());
+    INFO(p.string() << ": " << loaded.error);
+    REQUIRE(loaded.spec.has_value());
+    if (loaded.spec->expect.empty()) continue;
+    tileverify::DecideLimits limits;
+    limits.timeout_seconds = 30;
+    tileverify::Report r = loaded.spec->opt ? tileverify::check_equivalence(*loaded.spec, limits)
+                                            : tileverify::check(*loaded.spec);
+    INFO(r.text());
+    CHECK(std::string(tileverify::outcome_name(r.verdict)) == loaded.spec->expect);
+    ++checked;
+  }
+  MESSAGE(checked << " spec files checked");
+  CHECK(checked >= 3);
+}
+
+TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
+  fs::path dir = fs::path(TILEVERIFY_TEST_DIR) / "cases";
+  auto eq = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_online.json").string()).spec);
+  CHECK(eq.exit_code() == 0);
+  CHECK(eq.json().find("\"verdict\": \"equivalent\"") != std::string::npos);
+  auto ne = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_online_norescale.json").string()).spec);
+  CHECK(ne.exit_code() == 1);
+  CHECK(ne.json().find("\"counterexample\"") != std::string::npos);
+  CHECK(ne.text().find("first differing output: y[0]") != std::string::npos);
+  auto race = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_nobarrier.json").string()).spec);
+  CHECK(race.exit_code() == 2);
+  CHECK(race.json().find("\"accesses\"") != std::string::npos);
+  auto bad = tileverify::parse_spec("{\"ref\": {\"ptx\": \"x.ptx\", \"kernel\": \"k\"}}", "bad.json");
+  CHECK(!bad.spec);
+  CHECK(bad.error.find("needs \"block\"") != std::string::npos);
+  auto missing = tileverify::parse_spec(
+      "{\"ref\": {\"ptx\": \"nope.ptx\", \"kernel\": \"k\", \"block\": [1]}, \"opt\": {\"ptx\": \"nope.ptx\", \"kernel\": \"k\", "
+      "\"block\": [1]}, \"params\": []}",
+      "m.json");
+  REQUIRE(missing.spec);
+  auto err = tileverify::check_equivalence(*missing.spec);
+  CHECK(err.exit_code() == 4);
+  CHECK(err.text().find("cannot read the file") != std::string::npos);
+}
