@@ -95,6 +95,7 @@ struct Instr {
   Cmp cmp = Cmp::EQ;           // Setp
   std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4)
   bool trans = false;          // LdMatrix .trans
+  bool saturate = false;       // Cvt .sat: clamp a float to [0, 1]
   std::int32_t guard = -1;     // predicate register; -1: always
   bool guard_negated = false;
   std::vector<std::uint32_t> dst;  // destination registers (vectors and fragments have several)

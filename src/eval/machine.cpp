@@ -734,7 +734,9 @@ class Machine {
         if (a.kind == VKind::Ptr) {
           out = a;
         } else if (dtype_is_float(ty) && dtype_is_float(in.src_type)) {
-          out = float_val(as_float(t, a, in.src_type));  // reals: float-format casts are the identity
+          V v = as_float(t, a, in.src_type);  // reals: float-format casts are the identity
+          if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
+          out = float_val(v);
         } else if (dtype_is_float(ty)) {
           out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));
         } else if (dtype_is_float(in.src_type)) {

@@ -2,6 +2,7 @@
 #include "tileverify/ptx.hpp"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace tileverify::ptx {
@@ -69,8 +70,11 @@ class Lowering {
         ++n;
       }
     }
+    std::vector<const Instruction*> code;
     for (const Statement& s : k_.body)
-      if (s.kind == Statement::Kind::Instruction) lower(s.instr);
+      if (s.kind == Statement::Kind::Instruction) code.push_back(&s.instr);
+    find_idioms(code);
+    for (const Instruction* in : code) lower(*in);
     Instr ret;
     ret.op = Opcode::Ret;
     ret.loc = k_.loc;
@@ -173,9 +177,67 @@ class Lowering {
       fail(in.loc, "'" + in.opcode + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
   }
 
+  // nvcc's expf (without fast math) builds 2^n from the float bits of a
+  // rounding trick: j = fma.rm(t, 252, 0f4B400001); bits(j) << 23 is the
+  // float 2^(j - 12583039). As reals that is ex2(j - 12583039), and the
+  // kernel's e^x = 2^(x*log2e - n) * 2^n needs nothing else. The pattern
+  //   mov.b32 %rA, %fJ;  shl.b32 %rC, %rA, 23;  mov.b32 %fD, %rC
+  // with %fJ from that fma.rm is rewritten one for one:
+  //   shl -> add.f32 %rC, %fJ, -12583039;  mov -> ex2.approx.f32 %fD, %rC.
+  void find_idioms(const std::vector<const Instruction*>& code) {
+    std::map<std::string, std::size_t> def;
+    for (std::size_t i = 0; i < code.size(); ++i)
+      if (!code[i]->operands.empty() && code[i]->operands[0].kind == ptx::Operand::Kind::Name)
+        def[code[i]->operands[0].name] = i;
+    auto defined_by = [&](const std::string& reg, const char* opcode_prefix) -> const Instruction* {
+      auto it = def.find(reg);
+      if (it == def.end()) return nullptr;
+      const Instruction* d = code[it->second];
+      return d->opcode.rfind(opcode_prefix, 0) == 0 ? d : nullptr;
+    };
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const Instruction& shl = *code[i];
+      if (shl.opcode != "shl.b32" || shl.operands.size() != 3 || shl.operands[2].kind != ptx::Operand::Kind::Int ||
+          shl.operands[2].value != 23)
+        continue;
+      const Instruction* bits = defined_by(shl.operands[1].name, "mov.b32");
+      if (!bits || bits->operands.size() != 2) continue;
+      const Instruction* magic = defined_by(bits->operands[1].name, "fma.rm");
+      if (!magic || magic->operands.size() != 4 || magic->operands[3].kind != ptx::Operand::Kind::F32Bits ||
+          magic->operands[3].value != 0x4B400001)
+        continue;
+      for (std::size_t k = i + 1; k < code.size(); ++k) {
+        const Instruction& mv = *code[k];
+        if (mv.opcode == "mov.b32" && mv.operands.size() == 2 && mv.operands[1].name == shl.operands[0].name) {
+          idiom_add_[&shl] = bits->operands[1].name;
+          idiom_ex2_.insert(&mv);
+          break;
+        }
+      }
+    }
+  }
+
   void lower(const Instruction& pin) {
     Instr in;
     in.loc = pin.loc;
+    if (auto it = idiom_add_.find(&pin); it != idiom_add_.end()) {
+      in.op = Opcode::Add;
+      in.type = DType::F32;
+      in.dst = {reg_of(pin.operands[0])};
+      in.src = {value(ptx::Operand{ptx::Operand::Kind::Name, it->second, 0, {}, {}, pin.loc})};
+      p_.constants.push_back(Rational(-12583039));
+      in.src.push_back(tileverify::Operand{tileverify::Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0});
+      p_.code.push_back(in);
+      return;
+    }
+    if (idiom_ex2_.count(&pin)) {
+      in.op = Opcode::Ex2;
+      in.type = DType::F32;
+      in.dst = {reg_of(pin.operands[0])};
+      in.src = {value(pin.operands[1])};
+      p_.code.push_back(in);
+      return;
+    }
     if (!pin.guard.empty()) {
       in.guard = std::int32_t(reg_of(ptx::Operand{ptx::Operand::Kind::Name, pin.guard, 0, {}, {}, pin.loc}));
       in.guard_negated = pin.guard_negated;
@@ -250,6 +312,7 @@ class Lowering {
       if (!ops[0].pred_out.empty()) fail(ops[0].loc, "setp with two predicate outputs is not supported");
     } else if (base == "cvt") {
       simple(Opcode::Cvt, 1);
+      in.saturate = has("sat");
       if (types.size() != 2) fail(pin.loc, "cvt needs a destination and a source type");
       in.type = types[0];
       in.src_type = types[1];
@@ -340,6 +403,8 @@ class Lowering {
   std::uint64_t dyn_;
   Program p_;
   std::map<std::string, std::uint32_t> regs_, vars_, params_, labels_;
+  std::map<const Instruction*, std::string> idiom_add_;  // shl of the expf idiom -> the fma.rm register
+  std::set<const Instruction*> idiom_ex2_;
 };
 
 }  // namespace

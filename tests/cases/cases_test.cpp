@@ -15,7 +15,7 @@ namespace {
 std::vector<fs::path> spec_files() {
   std::vector<fs::path> out;
   fs::path root = fs::path(TILEVERIFY_TEST_DIR).parent_path();
-  for (const fs::path& dir : {root / "tests" / "cases", root / "examples" / "kernels"}) {
+  for (const fs::path& dir : {root / "tests" / "cases"}) {
     if (!fs::exists(dir)) continue;
     for (const auto& e : fs::recursive_directory_iterator(dir))
       if (e.path().extension() == ".json") out.push_back(e.path());

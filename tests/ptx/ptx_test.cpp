@@ -191,3 +191,35 @@ TEST_CASE("malformed PTX gives errors with line and column, never a crash") {
     CHECK(r.error->message.find("cannot read") != std::string::npos);
   }
 }
+
+TEST_CASE("float-bit tricks are lifted only in nvcc's expf pattern; elsewhere they are not structured") {
+  std::string text = std::string(kHeader) + R"(
+.visible .entry k(.param .u64 k_param_0)
+{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [k_param_0];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.f32 %f1, [%rd2];
+  mov.b32 %r1, %f1;
+  shl.b32 %r2, %r1, 23;
+  mov.b32 %f2, %r2;
+  st.global.f32 [%rd2], %f2;
+  ret;
+}
+)";
+  auto r = ptx::parse_ptx(text, "bits.ptx");
+  REQUIRE(r.module.has_value());
+  auto l = ptx::lower_kernel(*r.module, "k");
+  REQUIRE(l.program.has_value());
+  Launch launch;
+  launch.block = Dim3{1, 1, 1};
+  launch.args = {LaunchArg::of_tensor({"x", DType::F32, {1}, Role::InOut})};
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto run = run_program(*l.program, launch, dom);
+  REQUIRE(run.diagnostics.size() == 1);
+  CHECK(run.diagnostics[0].kind == DiagKind::NotStructured);
+  CHECK(run.diagnostics[0].loc.line == 13);  // the shl
+}

@@ -13,7 +13,7 @@
 #define SCORES_PER_THREAD (BC / LANES_PER_ROW)    // 4
 
 extern "C" __global__ void attn_fa2_norescale(const float* __restrict__ Q, const float* __restrict__ K,
-                                    const float* __restrict__ V, float* __restrict__ O)
+                                              const float* __restrict__ V, float* __restrict__ O)
 {
     __shared__ float Qs[LQ * D];
     __shared__ float Ks[BC * D];

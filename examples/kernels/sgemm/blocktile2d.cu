@@ -11,7 +11,7 @@
 #define THREADS ((M / TM) * (N / TN))
 
 extern "C" __global__ void sgemm_blocktile2d(const float* __restrict__ A, const float* __restrict__ B,
-                                       float* __restrict__ C)
+                                             float* __restrict__ C)
 {
     __shared__ float As[M * BK];
     __shared__ float Bs[BK * N];

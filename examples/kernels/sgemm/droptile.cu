@@ -10,7 +10,7 @@
 #define THREADS ((M / TM) * (N / TN))
 
 extern "C" __global__ void sgemm_droptile(const float* __restrict__ A, const float* __restrict__ B,
-                                       float* __restrict__ C)
+                                          float* __restrict__ C)
 {
     __shared__ float As[M * BK];
     __shared__ float Bs[BK * N];
