@@ -1,6 +1,7 @@
 // Spec-file cases, run as a user would run `tileverify equiv`: every
-// tests/cases/*.json and examples/kernels/*/*.json with an "expect" key must
-// give that verdict. A new case is a new file (as in Alive2's test suite).
+// tests/cases/*.json with an "expect" key must give that verdict. A new case
+// is a new file (as in Alive2's test suite). The examples/kernels specs run
+// through CTest's example.* tests (see tests/CMakeLists.txt).
 #include "tileverify/equiv.hpp"
 
 #include <doctest/doctest.h>
