@@ -80,6 +80,9 @@ enum class Opcode : std::uint8_t {
   Bra, Ret,
   // synchronization and warp collectives
   Bar, WarpSync, Shfl, Vote, Mma, LdMatrix,
+  // bit fields (integer): bfi d, a, b, pos, len inserts a's low len bits into b at pos;
+  // bfe d, a, pos, len extracts them (sign-extended for signed types)
+  Bfi, Bfe,
 };
 const char* opcode_name(Opcode op);
 

@@ -234,12 +234,15 @@ class Machine {
       return s;
     }
     std::uint32_t mask = 0xffffffffu;  // mma.sync.aligned and ldmatrix.sync.aligned: the whole warp
+    auto mask_at = [&](std::size_t i) {
+      return std::uint32_t(as_int(t, operand(t, in.src[i]), "a member mask"));  // an immediate or a register
+    };
     if (in.op == Opcode::WarpSync)
-      mask = std::uint32_t(in.src[0].imm);
+      mask = mask_at(0);
     else if (in.op == Opcode::Shfl)
-      mask = std::uint32_t(in.src[3].imm);
+      mask = mask_at(3);
     else if (in.op == Opcode::Vote)
-      mask = std::uint32_t(in.src[1].imm);
+      mask = mask_at(1);
     std::uint32_t warp = t / 32;
     for (std::uint32_t lane = 0; lane < 32; ++lane)
       if (mask >> lane & 1) {
@@ -826,6 +829,13 @@ class Machine {
         return a;
       }
     }
+    if (in.op == Opcode::Mad && in.src.size() == 3) {  // a*b + pointer (nvcc's shared-memory addressing)
+      Val<V> c = operand(t, in.src[2]);
+      if (c.kind == VKind::Ptr) {
+        c.i += as_int(t, a, "a pointer offset") * as_int(t, operand(t, in.src[1]), "a pointer offset");
+        return c;
+      }
+    }
     std::int64_t x = as_int(t, a, "integer arithmetic");
     auto y = [&](std::size_t i) { return as_int(t, operand(t, in.src[i]), "integer arithmetic"); };
     bool sg = dtype_is_signed(ty);
@@ -868,6 +878,22 @@ class Machine {
         bool take_x = in.op == Opcode::Min ? lt : !lt;
         return int_val(wrap(take_x ? x : b, ty));
       }
+      case Opcode::Bfi:
+      case Opcode::Bfe: {
+        std::size_t bits = dtype_bytes(ty) * 8;
+        std::int64_t pos = y(in.op == Opcode::Bfi ? 2 : 1) & 0xff, len = y(in.op == Opcode::Bfi ? 3 : 2) & 0xff;
+        if (pos >= std::int64_t(bits) || len == 0) return int_val(in.op == Opcode::Bfi ? wrap(y(1), ty) : 0);
+        if (pos + len > std::int64_t(bits)) len = std::int64_t(bits) - pos;
+        std::uint64_t field = len >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << len) - 1;
+        if (in.op == Opcode::Bfi) {
+          std::uint64_t b = std::uint64_t(y(1));
+          std::uint64_t r = (b & ~(field << pos)) | ((std::uint64_t(x) & field) << pos);
+          return int_val(wrap(std::int64_t(r), ty));
+        }
+        std::uint64_t f = (ux >> pos) & field;
+        if (sg && (f >> (len - 1) & 1)) f |= ~field;  // sign-extend the field
+        return int_val(wrap(std::int64_t(f), ty));
+      }
       case Opcode::Neg: return int_val(wrap(-x, ty));
       case Opcode::Abs: return int_val(wrap(x < 0 ? -x : x, ty));
       case Opcode::And: return int_val(wrap(x & y(1), ty));
@@ -897,11 +923,11 @@ class Machine {
       for (std::size_t gi = 0; gi < group.size(); ++gi) {
         std::uint32_t t = group[gi], lane = t % 32;
         std::uint32_t b = std::uint32_t(as_int(t, operand(t, in.src[1]), "a shuffle lane"));
-        std::uint32_t c = std::uint32_t(in.src[2].imm);
+        std::uint32_t c = std::uint32_t(as_int(t, operand(t, in.src[2]), "a shuffle clamp value"));
         warp::ShflResult sr = warp::shfl_source(warp::ShflMode(in.mode), int(lane), b, c);
         std::int64_t j = sr.src_lane;
         std::uint32_t src_t = (t / 32) * 32 + std::uint32_t(j);
-        std::uint32_t mask = std::uint32_t(in.src[3].imm);
+        std::uint32_t mask = std::uint32_t(as_int(t, operand(t, in.src[3]), "a member mask"));
         if (!warp::shfl_source_in_mask(warp::ShflMode(in.mode), int(lane), b, c, mask) || src_t >= n_ ||
             state_[src_t] == TState::Done) {
           fail(DiagKind::Unsupported, t, "shuffle reads lane " + std::to_string(j) + ", which is not in the member mask or has exited");

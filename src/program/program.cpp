@@ -47,7 +47,7 @@ const char* opcode_name(Opcode op) {
                                 "fma", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
-                                "ldmatrix"};
+                                "ldmatrix", "bfi", "bfe"};
   return names[std::size_t(op)];
 }
 

@@ -186,14 +186,28 @@ class Lowering {
   //   shl -> add.f32 %rC, %fJ, -12583039;  mov -> ex2.approx.f32 %fD, %rC.
   void find_idioms(const std::vector<const Instruction*>& code) {
     std::map<std::string, std::size_t> def;
+    std::map<std::string, int> defs;
     for (std::size_t i = 0; i < code.size(); ++i)
-      if (!code[i]->operands.empty() && code[i]->operands[0].kind == ptx::Operand::Kind::Name)
+      if (!code[i]->operands.empty() && code[i]->operands[0].kind == ptx::Operand::Kind::Name) {
         def[code[i]->operands[0].name] = i;
+        ++defs[code[i]->operands[0].name];
+      }
     auto defined_by = [&](const std::string& reg, const char* opcode_prefix) -> const Instruction* {
       auto it = def.find(reg);
-      if (it == def.end()) return nullptr;
+      if (it == def.end() || defs[reg] != 1) return nullptr;
       const Instruction* d = code[it->second];
       return d->opcode.rfind(opcode_prefix, 0) == 0 ? d : nullptr;
+    };
+    // The f32 bits an operand holds: an immediate, or a register set once from one.
+    auto f32_bits = [&](const ptx::Operand& o, std::int64_t* bits) {
+      if (o.kind == ptx::Operand::Kind::F32Bits) {
+        *bits = o.value;
+        return true;
+      }
+      const Instruction* mv = o.kind == ptx::Operand::Kind::Name ? defined_by(o.name, "mov.") : nullptr;
+      if (!mv || mv->operands.size() != 2 || mv->operands[1].kind != ptx::Operand::Kind::F32Bits) return false;
+      *bits = mv->operands[1].value;
+      return true;
     };
     for (std::size_t i = 0; i < code.size(); ++i) {
       const Instruction& shl = *code[i];
@@ -203,8 +217,8 @@ class Lowering {
       const Instruction* bits = defined_by(shl.operands[1].name, "mov.b32");
       if (!bits || bits->operands.size() != 2) continue;
       const Instruction* magic = defined_by(bits->operands[1].name, "fma.rm");
-      if (!magic || magic->operands.size() != 4 || magic->operands[3].kind != ptx::Operand::Kind::F32Bits ||
-          magic->operands[3].value != 0x4B400001)
+      std::int64_t addend = 0;
+      if (!magic || magic->operands.size() != 4 || !f32_bits(magic->operands[3], &addend) || addend != 0x4B400001)
         continue;
       for (std::size_t k = i + 1; k < code.size(); ++k) {
         const Instruction& mv = *code[k];
@@ -291,6 +305,10 @@ class Lowering {
     } else if (base == "mad") {
       if (has("hi")) fail(pin.loc, "mad.hi is not supported");
       simple(has("wide") ? Opcode::MadWide : Opcode::Mad, 3);
+    } else if (base == "bfi") {
+      simple(Opcode::Bfi, 4);
+    } else if (base == "bfe") {
+      simple(Opcode::Bfe, 3);
     } else if (base == "fma") {
       simple(Opcode::Fma, 3);
     } else if (base == "selp") {
@@ -356,10 +374,7 @@ class Lowering {
       in.mode = std::uint8_t(has("up") ? ShflMode::Up : has("down") ? ShflMode::Down : has("bfly") ? ShflMode::Bfly : ShflMode::Idx);
       if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + pin.opcode + "'");
       in.dst = {reg_of(ops[0])};
-      in.src = {value(ops[1]), value(ops[2])};
-      if (ops[3].kind != ptx::Operand::Kind::Int) fail(ops[3].loc, "a shfl clamp value in a register is not supported");
-      in.src.push_back(tileverify::Operand::integer(ops[3].value));
-      in.src.push_back(mask(ops[4]));
+      in.src = {value(ops[1]), value(ops[2]), value(ops[3]), mask(ops[4])};
     } else if (base == "vote") {
       need(pin, 3);
       in.op = Opcode::Vote;
@@ -393,9 +408,10 @@ class Lowering {
     p_.code.push_back(in);
   }
 
+  // Member masks: an immediate, or a register (nvcc often moves -1 into one first).
   tileverify::Operand mask(const ptx::Operand& o) {
-    if (o.kind != ptx::Operand::Kind::Int) fail(o.loc, "a member mask in a register is not supported");
-    return tileverify::Operand::integer(std::int64_t(std::uint32_t(o.value)));
+    if (o.kind == ptx::Operand::Kind::Int) return tileverify::Operand::integer(std::int64_t(std::uint32_t(o.value)));
+    return value(o);
   }
 
   const Module& m_;
