@@ -48,6 +48,11 @@ template <class T>
 std::uint32_t SeqInterner<T>::intern(const T* p, std::size_t n) {
   std::size_t h = 0xcbf29ce484222325ull ^ n;
   for (std::size_t i = 0; i < n; ++i) h = mix(h, hash_item(p[i]));
+  h ^= h >> 30;  // spread the bits before probing (splitmix64's finalizer)
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 27;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 31;
   std::size_t mask = table_.size() - 1, slot = h & mask;
   while (table_[slot] != kEmpty) {
     std::uint32_t id = table_[slot];

@@ -15,6 +15,16 @@ inline std::size_t mix(std::size_t h, std::size_t v) {
   return h;
 }
 
+// splitmix64's finalizer: every input bit affects every output bit.
+inline std::size_t finalize(std::size_t h) {
+  h ^= h >> 30;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 27;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  return h;
+}
+
 }  // namespace
 
 const char* cmp_symbol(Cmp c) {
@@ -57,6 +67,7 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   else if (n == 0)
     h = mix(h, a);
   for (std::uint32_t i = 0; i < n; ++i) h = mix(h, kids[i]);
+  h = finalize(h);  // the combine above leaves low bits clustered; probing needs them spread
 
   auto same = [&](const Node& m) {
     if (m.op != op || m.aux != aux || m.n != n || m.b != b) return false;
