@@ -331,12 +331,7 @@ class Parser {
         k.vars.push_back(var_decl());
         expect(";", "after a variable declaration");
       } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".loc" || t.text == ".param")) {
-        if (t.text == ".param") {  // call parameters: declarations for inlined calls
-          next();
-          skip_statement();
-        } else {
-          skip_statement();
-        }
+        skip_statement();  // .param here declares call arguments; calls themselves are rejected when lowered
       } else if (t.kind == Token::Kind::Ident && peek(1).kind == Token::Kind::Punct && peek(1).text == ":" ) {
         Statement s;
         s.kind = Statement::Kind::Label;
