@@ -40,6 +40,7 @@ struct Spec {
   std::optional<KernelSpec> ref, opt;  // `tileverify check` uses ref alone
   Dim3 grid;
   Dim3 cta{0, 0, 0};  // which CTA to verify
+  bool all_ctas = false;  // "ctas": "all": verify every CTA of the grid, one after another
   std::vector<ParamSpec> params;
   std::string expect;  // optional: the verdict the spec's author expects
   std::string path;    // the spec file, for messages
@@ -61,6 +62,7 @@ struct Mismatch {
   std::string ref_expr, opt_expr;  // abbreviated
   Counterexample counterexample;   // empty inputs when one side did not write the element
   std::string why;
+  Dim3 cta{0, 0, 0};  // the CTA whose run showed it
 };
 
 struct ReportStats {

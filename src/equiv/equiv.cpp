@@ -121,6 +121,11 @@ SpecResult parse_spec(const std::string& text, const std::string& path) {
       }
       s.params.push_back(ps);
     }
+    if (j.contains("ctas")) {
+      if (!j["ctas"].is_string() || j["ctas"].get<std::string>() != "all")
+        throw SpecError{"\"ctas\" can only be \"all\" (or leave it out and name one CTA with \"cta\")"};
+      s.all_ctas = true;
+    }
     if (j.contains("expect")) s.expect = j["expect"].get<std::string>();
     r.spec = s;
   } catch (const SpecError& e) {
@@ -210,7 +215,47 @@ std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300
 
 }  // namespace
 
+Report check_one(const Spec& spec);
+Report equivalence_one(const Spec& spec, const DecideLimits& limits);
+
+namespace {
+
+// Runs `one` on the spec's CTA, or on every CTA of the grid for "ctas": "all",
+// stopping at the first CTA whose verdict is not clean.
+template <class F>
+Report over_ctas(const Spec& spec, F one) {
+  if (!spec.all_ctas) return one(spec);
+  Report total;
+  Spec s = spec;
+  for (std::uint32_t z = 0; z < spec.grid.z; ++z)
+    for (std::uint32_t y = 0; y < spec.grid.y; ++y)
+      for (std::uint32_t x = 0; x < spec.grid.x; ++x) {
+        s.cta = Dim3{x, y, z};
+        Report r = one(s);
+        if (r.verdict != Outcome::Equivalent && r.verdict != Outcome::Ok) {
+          std::string where = "CTA (" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
+          for (Diagnostic& d : r.diagnostics) d.message = where + ": " + d.message;
+          if (r.mismatch) r.mismatch->cta = s.cta;
+          if (!r.error.empty() && r.verdict != Outcome::Error) r.error = where + ": " + r.error;
+          return r;
+        }
+        r.stats.parse_seconds += total.stats.parse_seconds;
+        r.stats.eval_seconds += total.stats.eval_seconds;
+        r.stats.decide_seconds += total.stats.decide_seconds;
+        r.stats.outputs_compared += total.stats.outputs_compared;
+        r.stats.proved += total.stats.proved;
+        total = r;
+      }
+  return total;
+}
+
+}  // namespace
+
 Report check(const Spec& spec) {
+  return over_ctas(spec, [](const Spec& s) { return check_one(s); });
+}
+
+Report check_one(const Spec& spec) {
   Report r;
   r.verdict = Outcome::Ok;
   auto t0 = std::chrono::steady_clock::now();
@@ -312,6 +357,10 @@ Report check_equivalence(const Program& ref, const Launch& lr, const Program& op
 }
 
 Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
+  return over_ctas(spec, [&](const Spec& s) { return equivalence_one(s, limits); });
+}
+
+Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   Report r;
   if (!spec.ref || !spec.opt) {
     r.error = spec.path + ": an equivalence check needs \"ref\" and \"opt\"";
@@ -370,7 +419,10 @@ std::string Report::text() const {
   }
   for (const Diagnostic& d : diagnostics) os << d.text();
   if (mismatch) {
-    os << "  first differing output: " << mismatch->output << "[" << mismatch->element << "]\n";
+    os << "  first differing output: " << mismatch->output << "[" << mismatch->element << "]";
+    if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)
+      os << " (CTA " << mismatch->cta.x << "," << mismatch->cta.y << "," << mismatch->cta.z << ")";
+    os << "\n";
     os << "    ref: " << mismatch->ref_expr << "\n";
     os << "    opt: " << mismatch->opt_expr << "\n";
     if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {

@@ -58,6 +58,10 @@ TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
   auto race = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_nobarrier.json").string()).spec);
   CHECK(race.exit_code() == 2);
   CHECK(race.json().find("\"accesses\"") != std::string::npos);
+  auto all = tileverify::check_equivalence(*tileverify::load_spec((dir / "red3_all_ctas.json").string()).spec);
+  CHECK(all.verdict == tileverify::Outcome::Equivalent);
+  CHECK(all.stats.outputs_compared == 4);  // one sum per CTA, four CTAs
+  CHECK(!tileverify::parse_spec("{\"ctas\": \"some\", \"kernel\": {\"ptx\": \"a\", \"kernel\": \"k\", \"block\": [1]}, \"params\": []}", "c.json").spec);
   auto bad = tileverify::parse_spec("{\"ref\": {\"ptx\": \"x.ptx\", \"kernel\": \"k\"}}", "bad.json");
   CHECK(!bad.spec);
   CHECK(bad.error.find("needs \"block\"") != std::string::npos);
