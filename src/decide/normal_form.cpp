@@ -745,17 +745,5 @@ std::uint32_t Algebra::nf_key(const NF& a, bool exponent) {
   return nf_keys_.intern(seq.data(), seq.size());
 }
 
-std::string Algebra::term_string(const Term& t) const {
-  std::string s = t.coef.str();
-  for (std::size_t i = 0; i < monos_.size(t.mono); ++i) {
-    const MonoEntry& e = monos_.data(t.mono)[i];
-    s += "*" + (e.atom >= kSyntheticAtom ? "atom#" + std::to_string(e.atom - kSyntheticAtom)
-                                         : ctx_.to_string(Expr{e.atom}, 40)) +
-         "^" + std::to_string(e.power);
-  }
-  if (t.exp) s += "*exp(#" + std::to_string(t.exp) + ")";
-  if (t.cexp) s += "*exp(c#" + std::to_string(t.cexp) + ")";
-  return s;
-}
 
 }  // namespace tileverify::detail

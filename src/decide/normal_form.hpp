@@ -175,9 +175,6 @@ class Algebra {
   void check_deadline();
   std::chrono::steady_clock::time_point deadline;
 
-  // For printing and debugging.
-  std::string term_string(const Term& t) const;
-
   // Read access for encoders (Z3).
   const MonoEntry* mono_entries(MonoId m, std::size_t* n) const {
     *n = monos_.size(m);

@@ -215,10 +215,10 @@ std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300
 
 }  // namespace
 
+namespace {
+
 Report check_one(const Spec& spec);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
-
-namespace {
 
 // Runs `one` on the spec's CTA, or on every CTA of the grid for "ctas": "all",
 // stopping at the first CTA whose verdict is not clean.
@@ -255,6 +255,8 @@ Report check(const Spec& spec) {
   return over_ctas(spec, [](const Spec& s) { return check_one(s); });
 }
 
+namespace {
+
 Report check_one(const Spec& spec) {
   Report r;
   r.verdict = Outcome::Ok;
@@ -271,6 +273,8 @@ Report check_one(const Spec& spec) {
   take_diagnostics(r, run.diagnostics, spec.ref->kernel);
   return r;
 }
+
+}  // namespace
 
 namespace {
 
@@ -360,6 +364,8 @@ Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
   return over_ctas(spec, [&](const Spec& s) { return equivalence_one(s, limits); });
 }
 
+namespace {
+
 Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   Report r;
   if (!spec.ref || !spec.opt) {
@@ -381,6 +387,8 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   r.stats.parse_seconds = parse;
   return r;
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------- reports
 

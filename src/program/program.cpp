@@ -284,19 +284,9 @@ Operand ProgramBuilder::address(Mem m, Reg index, std::int64_t extra_elements) {
   }
   emit(mv);
   Reg scaled = reg(DType::U64);
-  Instr mw;
-  mw.op = Opcode::MulWide;
-  mw.type = DType::U32;
-  mw.dst = {scaled.id};
-  mw.src = {Operand::reg(index.id), Operand::integer(esize)};
-  emit(mw);
+  emit(make(Opcode::MulWide, DType::U32, {scaled.id}, {Operand::reg(index.id), Operand::integer(esize)}));
   Reg addr = reg(DType::U64);
-  Instr ad;
-  ad.op = Opcode::Add;
-  ad.type = DType::U64;
-  ad.dst = {addr.id};
-  ad.src = {Operand::reg(base.id), Operand::reg(scaled.id)};
-  emit(ad);
+  emit(make(Opcode::Add, DType::U64, {addr.id}, {Operand::reg(base.id), Operand::reg(scaled.id)}));
   return Operand::reg(addr.id, extra_elements * esize);
 }
 

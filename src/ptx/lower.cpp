@@ -390,7 +390,6 @@ class Lowering {
       if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + pin.opcode + "'");
       in.type = DType::F32;
       in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
-      if (has("tf32")) in.src_type = DType::F32;
       in.dst = dsts(ops[0]);
       for (std::size_t i = 1; i < 4; ++i)
         for (const auto& e : ops[i].elements) in.src.push_back(value(e));

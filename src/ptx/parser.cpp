@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace tileverify::ptx {
 
@@ -399,22 +400,16 @@ class Parser {
       expect("]", "to close the address");
       return o;
     }
-    if (accept("{")) {
+    // {a, b, ...} vector operands and (a, b, ...) call argument lists.
+    for (auto [open, close, what] : {std::tuple{"{", "}", "to close the vector operand"},
+                                     std::tuple{"(", ")", "to close the argument list"}}) {
+      if (!accept(open)) continue;
       o.kind = Operand::Kind::Vector;
-      if (!is("}")) {
+      if (!is(close)) {
         o.elements.push_back(operand());
         while (accept(",")) o.elements.push_back(operand());
       }
-      expect("}", "to close the vector operand");
-      return o;
-    }
-    if (accept("(")) {  // call argument lists
-      o.kind = Operand::Kind::Vector;
-      if (!is(")")) {
-        o.elements.push_back(operand());
-        while (accept(",")) o.elements.push_back(operand());
-      }
-      expect(")", "to close the argument list");
+      expect(close, what);
       return o;
     }
     if (accept("!")) {  // !%p as an operand (e.g. selp, vote): negated predicate
