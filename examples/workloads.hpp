@@ -113,4 +113,36 @@ inline std::vector<Expr> attention_fa2(ExprContext& c, const AttentionShape& s) 
   return y;
 }
 
+// FlashAttention-1: blocks of keys with the output normalized after every
+// block, o = (l_old e^{m_old - m_new} o + e^{mt - m_new} P V) / l_new, as
+// FA1 and examples/kernels/attention/fa1.cu compute it.
+inline std::vector<Expr> attention_fa1(ExprContext& c, const AttentionShape& s) {
+  std::vector<Expr> sc = attention_scores(c, s);
+  Expr m = c.neg_inf(), l = c.zero();
+  std::vector<Expr> o(std::size_t(s.dims), c.zero());
+  for (int b0 = 0; b0 < s.keys; b0 += s.block) {
+    std::vector<Expr> blk(sc.begin() + b0, sc.begin() + b0 + s.block);
+    Expr mt = c.max(blk);
+    Expr m_new = c.max(m, mt);
+    Expr keep = c.mul(l, c.exp(c.sub(m, m_new)));
+    Expr add = c.exp(c.sub(mt, m_new));
+    std::vector<Expr> p;
+    Expr lt = c.zero();
+    for (int j = b0; j < b0 + s.block; ++j) {
+      p.push_back(c.exp(c.sub(sc[std::size_t(j)], mt)));
+      lt = c.add(lt, p.back());
+    }
+    Expr l_new = c.add(keep, c.mul(add, lt));
+    for (int d = 0; d < s.dims; ++d) {
+      Expr pv = c.zero();
+      for (int j = b0; j < b0 + s.block; ++j)
+        pv = c.add(pv, c.mul(p[std::size_t(j - b0)], c.symbol("v", std::uint32_t(j * s.dims + d))));
+      o[std::size_t(d)] = c.div(c.add(c.mul(keep, o[std::size_t(d)]), c.mul(add, pv)), l_new);
+    }
+    m = m_new;
+    l = l_new;
+  }
+  return o;
+}
+
 }  // namespace tileverify::workloads

@@ -593,19 +593,21 @@ NF Algebra::add_many(std::vector<NF>& parts) {
   return acc;
 }
 
+bool Algebra::cancel(NF& d, NF& n) {
+  if (!d.den || n.num.single() || d.den->sum.terms.size() != n.num.terms.size()) return false;
+  const Body& bd = den_body(*d.den);
+  const Body& bn = num_body(n);
+  if (!same_body(bd, bn)) return false;
+  n.num = sum_of(div(bn.lead, bd.lead));
+  n.num_body.reset();
+  d.den.reset();
+  return true;
+}
+
 NF Algebra::mul(NF a, NF b) {
   if (a.num.zero() || b.num.zero()) return NF{};
   // Cancel a denominator against the other side's numerator when they agree
   // up to a single term: (e^x / sum_j e^{x_j}) * (sum_j e^{x_j}) needs no expansion.
-  auto cancel = [&](NF& d, NF& n) {
-    if (!d.den || n.num.single() || d.den->sum.terms.size() != n.num.terms.size()) return;
-    const Body& bd = den_body(*d.den);
-    const Body& bn = num_body(n);
-    if (!same_body(bd, bn)) return;
-    n.num = sum_of(div(bn.lead, bd.lead));
-    n.num_body.reset();
-    d.den.reset();
-  };
   cancel(a, b);
   cancel(b, a);
   NF r;

@@ -163,6 +163,9 @@ class Algebra {
   NF add(NF a, NF b);
   NF add_many(std::vector<NF>& parts);
   NF mul(NF a, NF b);
+  // Cancels d's denominator against n's numerator when they agree up to a
+  // single term (n's numerator becomes that term, d loses its denominator).
+  bool cancel(NF& d, NF& n);
   NF inverse(NF a);
   NF pow(NF a, int k);
   NF neg(NF a);

@@ -216,6 +216,15 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       std::vector<NF> parts;
       parts.reserve(dep_ids.size());
       for (std::size_t i = 0; i < dep_ids.size(); ++i) parts.push_back(take(i));
+      // A product of many factors (flattened: keep · o = e^{..} · l · x / l in
+      // an online softmax) cancels every denominator against a matching
+      // numerator before anything is expanded: multiplied in order, l · x is
+      // expanded first and the 1/l that follows no longer matches it.
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (!parts[i].den) continue;
+        for (std::size_t j = 0; j < parts.size() && parts[i].den; ++j)
+          if (j != i) alg_.cancel(parts[i], parts[j]);
+      }
       // Single terms first: they only rescale the sums they multiply.
       std::stable_sort(parts.begin(), parts.end(), [](const NF& x, const NF& y) {
         return (x.num.single() && !x.den) > (y.num.single() && !y.den);

@@ -86,6 +86,28 @@ TEST_CASE("matmul: a 4x4x4 product equals its transpose-of-transposes form") {
   require_all_proved(c, lhs, rhs);
 }
 
+TEST_CASE("attention: FA1's per-block normalization cancels l_old without expanding") {
+  // keep * o = l_old e^{..} * x / l_old is one flattened product; multiplying
+  // its factors in order expanded l_old * x before meeting 1/l_old, and the
+  // normal form doubled with every block (the fa1 example hit the term limit).
+  ExprContext c;
+  AttentionShape s;
+  s.keys = 256;
+  s.dims = 2;
+  s.block = 16;
+  auto a = attention_naive(c, s);
+  auto b = attention_fa1(c, s);
+  DecideLimits lim;
+  lim.max_terms = 100'000;
+  lim.timeout_seconds = 30;
+  Decider dec(c, lim);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Decision d = dec.decide(a[i], b[i]);
+    INFO("output " << i << ": " << d.reason);
+    CHECK(d.verdict == Verdict::Proved);
+  }
+}
+
 TEST_CASE("max(a, b) + min(a, b) = a + b needs a case split and is proved") {
   ExprContext c;
   Expr a = c.symbol("a", 0), b = c.symbol("b", 0);
