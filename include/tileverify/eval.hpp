@@ -64,6 +64,9 @@ struct AccessInfo {
   bool write = false;
   SourceLoc loc;
   std::string instr;
+  // How the access touched the element: "read", "write", "atomic" (atom/red)
+  // or "cp.async write" (the asynchronous copy's write, retired by a wait).
+  std::string kind = "";
 };
 
 struct Diagnostic {

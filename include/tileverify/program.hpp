@@ -24,7 +24,9 @@ bool dtype_is_float(DType t);
 bool dtype_is_signed(DType t);
 const char* dtype_name(DType t);
 
-enum class Space : std::uint8_t { Global, Shared, Local, Param };
+// Const: read-only data the module itself initializes (.const tables, and
+// initialized .global arrays, which are writable but start with known values).
+enum class Space : std::uint8_t { Global, Shared, Local, Param, Const };
 const char* space_name(Space s);
 
 enum class Role : std::uint8_t { In, Out, InOut, Scratch };
@@ -45,6 +47,11 @@ struct BufferDecl {
   Space space = Space::Shared;
   DType dtype = DType::F32;
   std::uint64_t elements = 0;
+  // Initial contents, little-endian bytes (empty: none; reads before a write
+  // are uninitialized). PTX module data (.const tables, initialized .global
+  // arrays) comes with its values.
+  std::vector<std::uint8_t> init = {};
+  bool read_only = false;  // .const: a write is an error
 };
 
 // A kernel parameter: a pointer (bound to a tensor at launch) or a scalar.
@@ -83,21 +90,37 @@ enum class Opcode : std::uint8_t {
   // bit fields (integer): bfi d, a, b, pos, len inserts a's low len bits into b at pos;
   // bfe d, a, pos, len extracts them (sign-extended for signed types)
   Bfi, Bfe,
+  // atom.{op} d, [a], v / red.{op} [a], v (no dst): read-modify-write of one
+  // element; mode is the AtomOp. Atomics never race with each other, only
+  // with plain accesses (see docs/evaluator.md).
+  Atom,
+  // cp.async [dst], [src], cp_size[, src_size]: reads src now, writes the
+  // shared dst when a wait retires the copy's group. CpAsyncWait src[0] is N
+  // (wait until at most N groups are pending); mode 1: wait_all.
+  CpAsync, CpAsyncCommit, CpAsyncWait,
+  // wmma.load.{a,b,c} frag, [p], stride / wmma.mma d, a, b, c /
+  // wmma.store.d [p], frag, stride: warp collectives over 16x16-style tiles.
+  WmmaLoad, WmmaMma, WmmaStore,
 };
 const char* opcode_name(Opcode op);
 
 enum class ShflMode : std::uint8_t { Up, Down, Bfly, Idx };
 enum class VoteMode : std::uint8_t { All, Any, Ballot };
 enum class MmaShape : std::uint8_t { M16N8K8, M16N8K16 };
+enum class AtomOp : std::uint8_t { Add, Min, Max, And, Or, Xor };
+const char* atom_op_name(AtomOp op);
+enum class WmmaShape : std::uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };
+enum class WmmaMatrix : std::uint8_t { A, B, C };  // C: the accumulator (load.c, store.d)
 
 struct Instr {
   Opcode op = Opcode::Mov;
   DType type = DType::B32;     // the operation's type (destination type for Cvt)
   DType src_type = DType::B32; // Cvt: source type; Mma: input (A/B) type
-  Space space = Space::Global; // Ld/St/LdMatrix
+  Space space = Space::Global; // Ld/St/LdMatrix/Atom/CpAsync (destination)/Wmma
   Cmp cmp = Cmp::EQ;           // Setp
-  std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4)
-  bool trans = false;          // LdMatrix .trans
+  std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4) / AtomOp / WmmaMatrix
+  bool trans = false;          // LdMatrix .trans; WmmaLoad/WmmaStore: column-major memory layout
+  std::uint8_t shape = 0;      // WmmaShape
   bool saturate = false;       // Cvt .sat: clamp a float to [0, 1]
   std::int32_t guard = -1;     // predicate register; -1: always
   bool guard_negated = false;

@@ -28,7 +28,7 @@ struct Operand {
   Kind kind = Kind::Name;
   std::string name;                // Name, Address base (empty: absolute address)
   std::int64_t value = 0;          // Int, float bits, Address offset
-  std::vector<Operand> elements;   // Vector
+  std::vector<Operand> elements;   // Vector; Address: TMA coordinates ([map, {x, y}])
   std::string pred_out;            // "d|p": the predicate half
   SourceLoc loc;
 };
@@ -57,12 +57,18 @@ struct RegDecl {
 };
 
 struct VarDecl {
-  std::string space;  // ".shared", ".local", ".global", ".const"
+  std::string space;  // ".shared", ".local", ".global", ".const", ".param" (call arguments in a body)
   std::string type;   // element type
   std::string name;
   std::uint64_t elements = 1;  // array length (1 for a scalar)
   bool unsized = false;        // extern .shared x[] (dynamic shared memory)
   SourceLoc loc;
+  // "= {...}": the initial contents as little-endian bytes (numbers and
+  // 0f/0d floats). An initializer with anything else (addresses, generic())
+  // sets init_error instead, reported only if a kernel uses the variable.
+  bool has_init = false;
+  std::vector<std::uint8_t> init;
+  std::string init_error;
 };
 
 struct Param {

@@ -462,7 +462,11 @@ std::string Report::json() const {
       x["element"] = d.element;
     }
     for (const AccessInfo& a : d.accesses)
-      x["accesses"].push_back({{"thread", a.thread}, {"write", a.write}, {"location", a.loc.text()}, {"instruction", a.instr}});
+      x["accesses"].push_back({{"thread", a.thread},
+                               {"write", a.write},
+                               {"kind", a.kind.empty() ? (a.write ? "write" : "read") : a.kind},
+                               {"location", a.loc.text()},
+                               {"instruction", a.instr}});
     j["diagnostics"].push_back(x);
   }
   if (!error.empty()) j["error"] = error;

@@ -6,6 +6,7 @@
 #include "warp_semantics.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -35,13 +36,25 @@ std::string Diagnostic::text() const {
   std::ostringstream os;
   os << diag_kind_name(kind) << ": " << message << "\n";
   if (kind == DiagKind::Race && accesses.size() == 2) {
+    bool async = false, atomic = false;
     for (std::size_t i = 0; i < 2; ++i) {
       const AccessInfo& a = accesses[i];
-      os << "  " << (i == 0 ? "earlier " : "later   ") << (a.write ? "write" : "read ") << " by thread " << a.thread
-         << " at " << a.loc.text() << ": " << a.instr << "\n";
+      std::string how = a.kind.empty() ? (a.write ? "write" : "read ") : a.kind;
+      async = async || a.kind == "cp.async write";
+      atomic = atomic || a.kind == "atomic";
+      os << "  " << (i == 0 ? "earlier " : "later   ") << how << " by thread " << a.thread << " at " << a.loc.text()
+         << ": " << a.instr << "\n";
     }
-    os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
-          "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
+    if (async)
+      os << "  cp.async writes shared memory only when a cp.async.wait_group / wait_all of the copying\n"
+            "  thread retires its group: wait for the group (and, for other threads, then add a barrier)\n"
+            "  before touching the destination\n";
+    else if (atomic)
+      os << "  atomics never race with each other, but an atomic and a plain access of the same element\n"
+            "  race unless a barrier orders them (e.g. __syncthreads() / bar.sync between them)\n";
+    else
+      os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
+            "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
     os << "  at " << loc.text() << "\n";
     if (!threads.empty()) {
@@ -71,13 +84,36 @@ struct Val {
   std::int64_t i = 0;
   V f{};
   V g{};
+  // pc + 1 of an atom whose returned (old) value this value derives from:
+  // atomics run in schedule order, so such a value differs between
+  // schedules; 0: none. Checked where it could change what the kernel does.
+  std::uint32_t sched = 0;
+};
+
+// Accesses of one kind to one element that may be unordered among
+// themselves (plain reads, atomics): one epoch (thread, clock) while they are
+// ordered, a vector clock (an index into read_sets_) once two are not.
+struct Epochs {
+  std::uint32_t thread = kNone, clock = 0, pc = 0;
+  std::int32_t set = -1;
 };
 
 struct Shadow {
   std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
-  std::uint32_t r_thread = kNone, r_clock = 0, r_pc = 0;
-  std::int32_t r_set = -1;  // index of a read vector clock when several threads read concurrently
+  Epochs reads, atomics;
 };
+
+enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite };
+
+inline const char* access_name(Access a) {
+  switch (a) {
+    case Access::Read: return "read";
+    case Access::Write: return "write";
+    case Access::Atomic: return "atomic";
+    case Access::AsyncWrite: return "cp.async write";
+  }
+  return "?";
+}
 
 template <class V>
 struct Memory {
@@ -89,8 +125,20 @@ struct Memory {
   std::uint64_t elements = 0;  // per thread for local memory
   bool per_thread = false;
   bool untyped = false;  // declared as bytes: typed by its first access
+  bool read_only = false;          // .const data
+  std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
   std::vector<Val<V>> cells;
   std::vector<Shadow> shadow;
+  std::vector<std::uint32_t> pending;  // per cell: id of a cp.async not yet retired (0: none); empty until one targets it
+};
+
+// One element of an issued cp.async: its source was read at the cp.async, its
+// shared destination is written when a wait retires its group.
+template <class V>
+struct AsyncCopy {
+  std::uint32_t thread = 0, pc = 0, buf = 0;
+  std::size_t cell = 0;
+  Val<V> value;
 };
 
 struct Stop {
@@ -138,6 +186,8 @@ class Machine {
     arrival_.assign(n_, 0);
     pc_.assign(n_, 0);
     vc_.assign(std::size_t(n_) * n_, 0);
+    open_copies_.assign(n_, {});
+    copy_groups_.assign(n_, {});
     param_buf_.assign(p_.params.size(), kNone);
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       const LaunchArg& a = l_.args[i];
@@ -175,11 +225,27 @@ class Machine {
       m.elements = b.elements;
       m.per_thread = b.space == Space::Local;
       m.untyped = b.dtype == DType::B8;
+      m.read_only = b.read_only;
+      m.init = b.init;
       std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
       m.cells.resize(total);
       if (!m.per_thread) m.shadow.resize(total);
+      fill_initial(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
+    }
+  }
+
+  // Module data starts with its initializer: each element's little-endian
+  // bytes as an integer (its bits); a float load reads them as a float.
+  static void fill_initial(Memory<V>& m) {
+    if (m.init.empty() || m.per_thread) return;
+    for (std::size_t e = 0; e < m.cells.size(); ++e) {
+      std::uint64_t bits = 0;
+      for (std::size_t b = 0; b < m.esize && e * m.esize + b < m.init.size(); ++b)
+        bits |= std::uint64_t(m.init[e * m.esize + b]) << (8 * b);
+      m.cells[e].kind = VKind::Int;
+      m.cells[e].i = std::int64_t(bits);
     }
   }
 
@@ -462,17 +528,40 @@ class Machine {
   V as_float(std::uint32_t t, const Val<V>& v, DType type) {
     if (v.kind == VKind::Float) return v.f;
     if (v.kind == VKind::Int) {  // raw bits of a float constant (mov.b32 %f, 0x3f800000)
-      std::uint64_t bits = std::uint64_t(v.i);
-      if (type != DType::F64 && (bits & 0x7fffffffu) == 0x7f800000u) return d_.infinity(bits >> 31 & 1);
-      if (type == DType::F64 && (bits & 0x7fffffffffffffffull) == 0x7ff0000000000000ull) return d_.infinity(bits >> 63);
-      try {
-        if (type == DType::F64) return d_.constant(Rational::from_f64_bits(bits));
-        return d_.constant(Rational::from_f32_bits(std::uint32_t(bits)));
-      } catch (const std::domain_error&) {
-        fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
-      }
+      if (std::optional<V> x = from_bits(std::uint64_t(v.i), type)) return *x;
+      fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
     }
     fail(DiagKind::NotStructured, t, "a float operation on a pointer or predicate");
+  }
+
+  // The float with these bits in format `type` (f32 unless f64, f16 or bf16); none for NaN.
+  std::optional<V> from_bits(std::uint64_t bits, DType type) {
+    if (type == DType::F16 || type == DType::BF16) bits = half_to_f32_bits(std::uint32_t(bits & 0xffff), type);
+    if (type != DType::F64 && (bits & 0x7fffffffu) == 0x7f800000u) return d_.infinity(bits >> 31 & 1);
+    if (type == DType::F64 && (bits & 0x7fffffffffffffffull) == 0x7ff0000000000000ull) return d_.infinity(bits >> 63);
+    try {
+      if (type == DType::F64) return d_.constant(Rational::from_f64_bits(bits));
+      return d_.constant(Rational::from_f32_bits(std::uint32_t(bits)));
+    } catch (const std::domain_error&) {
+      return std::nullopt;
+    }
+  }
+
+  // The f32 with the same value as a 16-bit float (every f16 and bf16 value is an f32 value).
+  static std::uint64_t half_to_f32_bits(std::uint32_t h, DType type) {
+    if (type == DType::BF16) return std::uint64_t(h) << 16;
+    std::uint32_t sign = (h >> 15) << 31, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+    if (exp == 0x1f) return sign | 0x7f800000u | (frac << 13);  // inf, NaN
+    if (exp == 0) {
+      if (frac == 0) return sign;
+      int e = -14;  // subnormal: normalize the fraction
+      while (!(frac & 0x400)) {
+        frac <<= 1;
+        --e;
+      }
+      return sign | std::uint32_t(e + 127) << 23 | (frac & 0x3ff) << 13;
+    }
+    return sign | (exp - 15 + 127) << 23 | frac << 13;
   }
 
   void set(std::uint32_t t, std::uint32_t r, const Val<V>& v) { reg(t, r) = v; }
@@ -499,6 +588,7 @@ class Machine {
   Addr address(std::uint32_t t, const Operand& o) {
     if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf_[o.index], o.imm};
     Val<V> v = operand(t, o);
+    if (v.sched) schedule_dependent(t, v.sched, "an address");
     if (v.kind != VKind::Ptr)
       fail(DiagKind::NotStructured, t,
            v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer"
@@ -516,6 +606,7 @@ class Machine {
       m.esize = width_bytes;
       m.cells.assign(m.per_thread ? m.elements * n_ : m.elements, Val<V>{});
       if (!m.per_thread) m.shadow.assign(m.elements, Shadow{});
+      fill_initial(m);
     }
     m.untyped = false;
     if (width_bytes != m.esize)
@@ -540,45 +631,62 @@ class Machine {
     return m.per_thread ? std::size_t(t) * m.elements + std::size_t(e) : std::size_t(e);
   }
 
-  void race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
-            bool other_write, bool write) {
+  [[noreturn]] void race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
+                         Access other_kind, Access kind, std::uint32_t pc) {
     Diagnostic d;
     d.kind = DiagKind::Race;
     d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(c) +
-                "] between thread " + std::to_string(other) + " (" + (other_write ? "write" : "read") +
-                ") and thread " + std::to_string(t) + " (" + (write ? "write" : "read") + ")";
-    d.loc = p_.code[pc_[t]].loc;
+                "] between thread " + std::to_string(other) + " (" + access_name(other_kind) + ") and thread " +
+                std::to_string(t) + " (" + access_name(kind) + ")";
+    d.loc = p_.code[pc].loc;
     d.threads = {other, t};
     d.buffer = m.name;
     d.element = std::int64_t(c);
-    d.accesses = {AccessInfo{other, other_pc, other_write, p_.code[other_pc].loc, p_.instr_text(other_pc)},
-                  AccessInfo{t, pc_[t], write, p_.code[pc_[t]].loc, p_.instr_text(pc_[t])}};
+    auto info = [&](std::uint32_t u, std::uint32_t upc, Access k) {
+      return AccessInfo{u, upc, k != Access::Read, p_.code[upc].loc, p_.instr_text(upc), access_name(k)};
+    };
+    d.accesses = {info(other, other_pc, other_kind), info(t, pc, kind)};
     throw Stop{d};
   }
 
   // FastTrack-style checks: the last write is one epoch (thread, clock); reads
-  // are one epoch until two unordered reads meet, then a vector clock.
+  // and atomics are one epoch until two unordered ones meet, then a vector clock.
   bool ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
     return u == t || vc_[std::size_t(t) * n_ + u] > clock;
   }
 
-  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c) {
-    if (!o_.check_races || m.per_thread) return;
-    Shadow& s = m.shadow[c];
-    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) race(t, m, c, s.w_thread, s.w_pc, true, false);
+  void add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc) {
     std::uint32_t clock = vc_[std::size_t(t) * n_ + t];
-    if (s.r_set >= 0) {
-      read_sets_[std::size_t(s.r_set)][t] = {clock + 1, pc_[t]};
-    } else if (s.r_thread == kNone || ordered(t, s.r_thread, s.r_clock)) {
-      s.r_thread = t;
-      s.r_clock = clock;
-      s.r_pc = pc_[t];
-    } else {  // two unordered reads: keep both
+    if (e.set >= 0) {
+      read_sets_[std::size_t(e.set)][t] = {clock + 1, pc};
+    } else if (e.thread == kNone || ordered(t, e.thread, e.clock)) {
+      e.thread = t;
+      e.clock = clock;
+      e.pc = pc;
+    } else {  // two unordered accesses: keep both
       std::vector<std::pair<std::uint32_t, std::uint32_t>> set(n_, {0, 0});
-      set[s.r_thread] = {s.r_clock + 1, s.r_pc};
-      set[t] = {clock + 1, pc_[t]};
-      s.r_set = new_read_set(std::move(set));
+      set[e.thread] = {e.clock + 1, e.pc};
+      set[t] = {clock + 1, pc};
+      e.set = new_read_set(std::move(set));
     }
+  }
+
+  // Calls f(thread, pc) for each access in e that no sync orders before t's.
+  template <class F>
+  void for_unordered(const Epochs& e, std::uint32_t t, F f) {
+    if (e.set >= 0) {
+      const auto& set = read_sets_[std::size_t(e.set)];
+      for (std::uint32_t u = 0; u < n_; ++u)
+        if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) f(u, set[u].second);
+    } else if (e.thread != kNone && !ordered(t, e.thread, e.clock)) {
+      f(e.thread, e.pc);
+    }
+  }
+
+  void clear_epochs(Epochs& e) {
+    if (e.set >= 0) free_sets_.push_back(e.set);
+    e.set = -1;
+    e.thread = kNone;
   }
 
   std::int32_t new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set) {
@@ -592,23 +700,63 @@ class Machine {
     return std::int32_t(read_sets_.size() - 1);
   }
 
-  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c) {
+  // An element a cp.async will write when its group is retired: any access
+  // before that, by any thread, the copying one included, races with the copy.
+  void check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc) {
+    if (m.pending.empty() || m.pending[c] == 0) return;
+    const AsyncCopy<V>& cp = copies_[m.pending[c] - 1];
+    race(t, m, c, cp.thread, cp.pc, Access::AsyncWrite, kind, pc);
+  }
+
+  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c) { check_read(t, m, c, pc_[t]); }
+  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+    check_pending(t, m, c, Access::Read, pc);
     if (!o_.check_races || m.per_thread) return;
     Shadow& s = m.shadow[c];
-    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) race(t, m, c, s.w_thread, s.w_pc, true, true);
-    if (s.r_set >= 0) {
-      auto& set = read_sets_[std::size_t(s.r_set)];
-      for (std::uint32_t u = 0; u < n_; ++u)
-        if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) race(t, m, c, u, set[u].second, false, true);
-      free_sets_.push_back(s.r_set);
-      s.r_set = -1;
-    } else if (s.r_thread != kNone && !ordered(t, s.r_thread, s.r_clock)) {
-      race(t, m, c, s.r_thread, s.r_pc, false, true);
-    }
-    s.r_thread = kNone;
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock))
+      race(t, m, c, s.w_thread, s.w_pc, Access::Write, Access::Read, pc);
+    for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+      race(t, m, c, u, upc, Access::Atomic, Access::Read, pc);
+    });
+    add_epoch(s.reads, t, pc);
+  }
+
+  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write) {
+    check_pending(t, m, c, kind, pc);
+    if (!o_.check_races || m.per_thread) return;
+    Shadow& s = m.shadow[c];
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock))
+      race(t, m, c, s.w_thread, s.w_pc, Access::Write, kind, pc);
+    for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) { race(t, m, c, u, upc, Access::Read, kind, pc); });
+    for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+      race(t, m, c, u, upc, Access::Atomic, kind, pc);
+    });
+    // Everything later that is ordered after this write is ordered after the
+    // reads and atomics it was ordered after: they need no checking any more.
+    clear_epochs(s.reads);
+    clear_epochs(s.atomics);
     s.w_thread = t;
     s.w_clock = vc_[std::size_t(t) * n_ + t];
-    s.w_pc = pc_[t];
+    s.w_pc = pc;
+  }
+
+  // Atomics commute with each other (the same operation on the same type),
+  // so two of them never race; an atomic and a plain access do, unless ordered.
+  void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+    check_pending(t, m, c, Access::Atomic, pc);
+    if (!o_.check_races || m.per_thread) return;
+    Shadow& s = m.shadow[c];
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock))
+      race(t, m, c, s.w_thread, s.w_pc, Access::Write, Access::Atomic, pc);
+    for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
+      race(t, m, c, u, upc, Access::Read, Access::Atomic, pc);
+    });
+    const Instr& in = p_.code[pc];
+    for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+      const Instr& other = p_.code[upc];  // atom.add and atom.max on one element do not commute
+      if (other.mode != in.mode || other.type != in.type) race(t, m, c, u, upc, Access::Atomic, Access::Atomic, pc);
+    });
+    add_epoch(s.atomics, t, pc);
   }
 
   // ------------------------------------------------------------ execution
@@ -623,6 +771,7 @@ class Machine {
     if (in.guard >= 0) {
       const Val<V>& g = reg(t, std::uint32_t(in.guard));
       if (g.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "an instruction predicated on tensor data");
+      if (g.sched) schedule_dependent(t, g.sched, "a branch or predicated instruction");
       bool on = as_int(t, g, "a guard predicate") != 0;
       if (on == in.guard_negated) {
         pc_[t] = pc + 1;
@@ -651,6 +800,9 @@ class Machine {
       case Opcode::Vote:
       case Opcode::Mma:
       case Opcode::LdMatrix:
+      case Opcode::WmmaLoad:
+      case Opcode::WmmaMma:
+      case Opcode::WmmaStore:
         state_[t] = TState::Wait;
         return;
       case Opcode::Ld:
@@ -659,6 +811,29 @@ class Machine {
       case Opcode::St:
         store(t, in);
         break;
+      case Opcode::Atom:
+        atomic(t, in);
+        break;
+      case Opcode::CpAsync:
+        cp_async(t, in);
+        break;
+      case Opcode::CpAsyncCommit:
+        copy_groups_[t].push_back(std::move(open_copies_[t]));
+        open_copies_[t].clear();
+        break;
+      case Opcode::CpAsyncWait: {
+        // wait_all is commit_group + wait_group 0 (PTX ISA).
+        if (in.mode == 1) {
+          copy_groups_[t].push_back(std::move(open_copies_[t]));
+          open_copies_[t].clear();
+        }
+        std::size_t keep = in.mode == 1 ? 0 : std::size_t(in.src[0].imm);
+        while (copy_groups_[t].size() > keep) {
+          retire(t, copy_groups_[t].front());
+          copy_groups_[t].pop_front();
+        }
+        break;
+      }
       default:
         alu(t, in);
         break;
@@ -676,40 +851,196 @@ class Machine {
     for (std::size_t k = 0; k < in.dst.size(); ++k) {
       std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
       check_read(t, m, c);
-      const Val<V>& v = m.cells[c];
+      Val<V> v = m.cells[c];
       if (v.kind == VKind::Undef) {
         // Report it, but run on with a poison value: the read may be one side
         // of a race (a missing barrier), which is the better report.
-        if (!uninitialized_) {
-          Diagnostic d;
-          d.kind = DiagKind::Uninitialized;
-          d.message = "read of " + m.name + "[" + std::to_string(c) + "], which nothing has written";
-          d.loc = in.loc;
-          d.threads = {t};
-          d.buffer = m.name;
-          d.element = std::int64_t(c);
-          d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
-          uninitialized_ = d;
-        }
+        note_uninitialized(t, m, c);
         set(t, in.dst[k], float_val(d_.poison(m.name, c)));
         continue;
+      }
+      if (v.kind == VKind::Int && !m.init.empty()) {
+        // Module data holds bits: a float load reads a float, a signed load sign-extends.
+        if (dtype_is_float(in.type))
+          v = float_val(as_float(t, v, in.type));
+        else
+          v.i = wrap(v.i, in.type);
       }
       set(t, in.dst[k], v);
     }
   }
 
+  void note_uninitialized(std::uint32_t t, const Memory<V>& m, std::size_t c) {
+    if (uninitialized_) return;
+    Diagnostic d;
+    d.kind = DiagKind::Uninitialized;
+    d.message = "read of " + m.name + "[" + std::to_string(c) + "], which nothing has written";
+    d.loc = p_.code[pc_[t]].loc;
+    d.threads = {t};
+    d.buffer = m.name;
+    d.element = std::int64_t(c);
+    d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+    uninitialized_ = d;
+  }
+
+  // t: the thread that uses the value (kNone for an output: then the atomic is the place).
+  [[noreturn]] void schedule_dependent(std::uint32_t t, std::uint32_t sched, const std::string& what) {
+    const std::uint32_t atom_pc = sched - 1;
+    Diagnostic d;
+    d.kind = DiagKind::Race;
+    d.message = what + " depends on the value an atomic returned, which depends on the schedule";
+    d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
+    if (t != kNone) d.threads = {t};
+    d.detail = "  the atomic: " + p_.code[atom_pc].loc.text() + ": " + p_.instr_text(atom_pc) +
+               "\n  atomics run in an order the schedule decides: the final value they accumulate does not\n"
+               "  depend on it, but the old value each one returns does\n";
+    throw Stop{d};
+  }
+
+  void check_writable(std::uint32_t t, const Memory<V>& m) {
+    if (m.read_only) fail(DiagKind::Unsupported, t, "a write to '" + m.name + "', which is read-only .const data");
+  }
+
   void store(std::uint32_t t, const Instr& in) {
     Addr a = address(t, in.src[0]);
     Memory<V>& m = mem_[a.buf];
+    check_writable(t, m);
     for (std::size_t k = 1; k < in.src.size(); ++k) {
       std::size_t c = cell(t, a, k - 1, dtype_bytes(in.type), true);
       Val<V> v = operand(t, in.src[k]);
-      check_write(t, m, c);
+      check_write(t, m, c, pc_[t]);
       m.cells[c] = v;
     }
   }
 
+  // atom / red: one read-modify-write. The value left in memory is the same
+  // for every order of the atomics (they commute: reals add associatively,
+  // max and min are order-free), which is why two atomics never race. The old
+  // value an atom returns is the one of this schedule: it is marked, and
+  // using it where the schedule would show (an output, an address, a branch)
+  // is reported.
+  void atomic(std::uint32_t t, const Instr& in) {
+    Addr a = address(t, in.src[0]);
+    Memory<V>& m = mem_[a.buf];
+    check_writable(t, m);
+    const DType ty = in.type;
+    std::size_t c = cell(t, a, 0, dtype_bytes(ty), true);
+    Val<V> v = operand(t, in.src[1]);
+    check_atomic(t, m, c, pc_[t]);
+    Val<V> old = m.cells[c];
+    const bool fl = dtype_is_float(ty);
+    if (old.kind == VKind::Undef) {
+      note_uninitialized(t, m, c);
+      old = fl ? float_val(d_.poison(m.name, c)) : int_val(0);
+    }
+    Val<V> now;
+    const AtomOp op = AtomOp(in.mode);
+    if (fl) {
+      V x = as_float(t, old, ty), y = as_float(t, v, ty);
+      switch (op) {
+        case AtomOp::Add: now = float_val(d_.add(x, y)); break;
+        case AtomOp::Min: now = float_val(d_.min(x, y)); break;
+        case AtomOp::Max: now = float_val(d_.max(x, y)); break;
+        default: fail(DiagKind::Unsupported, t, std::string("atom.") + atom_op_name(op) + " on a float type");
+      }
+    } else {
+      std::int64_t x = wrap(as_int(t, old, "an atomic's memory operand"), ty);
+      std::int64_t y = wrap(as_int(t, v, "an atomic's operand"), ty);
+      bool lt = dtype_is_signed(ty) ? x < y : (std::uint64_t(x) & mask(ty)) < (std::uint64_t(y) & mask(ty));
+      switch (op) {
+        case AtomOp::Add: now = int_val(wrap(std::int64_t(std::uint64_t(x) + std::uint64_t(y)), ty)); break;
+        case AtomOp::Min: now = int_val(lt ? x : y); break;
+        case AtomOp::Max: now = int_val(lt ? y : x); break;
+        case AtomOp::And: now = int_val(wrap(x & y, ty)); break;
+        case AtomOp::Or: now = int_val(wrap(x | y, ty)); break;
+        case AtomOp::Xor: now = int_val(wrap(x ^ y, ty)); break;
+      }
+      old.i = x;
+    }
+    now.sched = std::max(old.sched, v.sched);
+    m.cells[c] = now;
+    if (!in.dst.empty()) {
+      sched_marks_ = true;
+      old.sched = pc_[t] + 1;
+      set(t, in.dst[0], old);
+    }
+  }
+
+  // cp.async [dst], [src], cp_size[, src_size]: the source is read now (as a
+  // load by this thread); each destination element is pending until a wait
+  // retires the copy's group, and is written then, by this thread. Bytes past
+  // src_size are zeros (the zero-fill form predicated copies use).
+  void cp_async(std::uint32_t t, const Instr& in) {
+    Addr dst = address(t, in.src[0]), src = address(t, in.src[1]);
+    Memory<V>& dm = mem_[dst.buf];
+    Memory<V>& sm = mem_[src.buf];
+    if (dm.space != Space::Shared || dm.per_thread)
+      fail(DiagKind::Unsupported, t, "cp.async into '" + dm.name + "', which is not shared memory");
+    if (sm.space != Space::Global && sm.space != Space::Const)
+      fail(DiagKind::Unsupported, t, "cp.async from '" + sm.name + "', which is not global memory");
+    std::int64_t cp_size = in.src[2].imm;
+    std::int64_t src_size = in.src.size() > 3 ? as_int(t, operand(t, in.src[3]), "a cp.async source size") : cp_size;
+    // Elements of the source's type (a tensor's dtype), or of the destination's.
+    std::size_t width = !sm.untyped ? sm.esize : !dm.untyped ? dm.esize : 4;
+    if (cp_size <= 0 || cp_size % std::int64_t(width) != 0 || src_size < 0 || src_size > cp_size ||
+        src_size % std::int64_t(width) != 0)
+      fail(DiagKind::Unsupported, t,
+           "a cp.async of " + std::to_string(cp_size) + " bytes (" + std::to_string(src_size) +
+               " from the source) in elements of " + std::to_string(width) + " bytes");
+    const std::uint32_t pc = pc_[t];
+    for (std::size_t k = 0; k < std::size_t(cp_size) / width; ++k) {
+      std::size_t dc = cell(t, dst, k, width, true);
+      Val<V> v = int_val(0);  // zero-fill: all-zero bits are 0 in every format
+      if (std::int64_t(k * width) < src_size) {
+        std::size_t sc = cell(t, src, k, width, false);
+        check_read(t, sm, sc, pc);
+        v = sm.cells[sc];
+        if (v.kind == VKind::Undef) {
+          note_uninitialized(t, sm, sc);
+          v = float_val(d_.poison(sm.name, sc));
+        }
+      }
+      if (dm.pending.size() != dm.cells.size()) dm.pending.assign(dm.cells.size(), 0);
+      check_pending(t, dm, dc, Access::AsyncWrite, pc);  // two copies in flight to one element
+      AsyncCopy<V> cp;
+      cp.thread = t;
+      cp.pc = pc;
+      cp.buf = dst.buf;
+      cp.cell = dc;
+      cp.value = v;
+      copies_.push_back(cp);
+      std::uint32_t id = std::uint32_t(copies_.size());
+      dm.pending[dc] = id;
+      open_copies_[t].push_back(id);
+    }
+  }
+
+  // The copies of a group complete: each writes its element now, checked as a
+  // write by the copying thread at this point of its program.
+  void retire(std::uint32_t t, const std::vector<std::uint32_t>& group) {
+    for (std::uint32_t id : group) {
+      AsyncCopy<V>& cp = copies_[id - 1];
+      Memory<V>& m = mem_[cp.buf];
+      if (m.pending[cp.cell] == id) m.pending[cp.cell] = 0;
+      check_write(t, m, cp.cell, cp.pc, Access::AsyncWrite);
+      m.cells[cp.cell] = cp.value;
+      cp.value = Val<V>{};
+    }
+  }
+
+  // An arithmetic result derived from a schedule-dependent value (what an
+  // atom returned) is schedule-dependent too.
   void alu(std::uint32_t t, const Instr& in) {
+    if (!sched_marks_) return compute(t, in);  // no atom has returned a value: nothing to track
+    std::uint32_t sched = 0;
+    for (const Operand& o : in.src)
+      if (o.kind == Operand::Kind::Reg) sched = std::max(sched, reg(t, o.index).sched);
+    compute(t, in);
+    if (sched)
+      for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
+  }
+
+  void compute(std::uint32_t t, const Instr& in) {
     auto src = [&](std::size_t i) { return operand(t, in.src[i]); };
     const DType ty = in.type;
     const bool fl = dtype_is_float(ty);
@@ -899,7 +1230,7 @@ class Machine {
       case Opcode::And: return int_val(wrap(x & y(1), ty));
       case Opcode::Or: return int_val(wrap(x | y(1), ty));
       case Opcode::Xor: return int_val(wrap(x ^ y(1), ty));
-      case Opcode::Not: return int_val(wrap(~x, ty));
+      case Opcode::Not: return int_val(ty == DType::Pred ? x == 0 : wrap(~x, ty));  // not.pred is logical
       case Opcode::Shl: {
         std::int64_t s = y(1);
         return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : wrap(std::int64_t(std::uint64_t(x) << s), ty));
@@ -915,8 +1246,26 @@ class Machine {
   }
 
   // ------------------------------------------------------------ collectives
+  // A collective's results depend on every member's operands (and on the
+  // memory it reads): one schedule-dependent input marks them all. A shuffle
+  // moves values whole, marks included, so it needs nothing more.
   void collective(const Instr& in, const std::vector<std::uint32_t>& group) {
+    collective_sched_ = 0;
+    if (sched_marks_ && in.op != Opcode::Shfl)
+      for (std::uint32_t t : group)
+        for (const Operand& o : in.src)
+          if (o.kind == Operand::Kind::Reg) collective_sched_ = std::max(collective_sched_, reg(t, o.index).sched);
+    exchange(in, group);
+    if (collective_sched_ && in.op != Opcode::Shfl)
+      for (std::uint32_t t : group)
+        for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, collective_sched_);
+  }
+
+  void exchange(const Instr& in, const std::vector<std::uint32_t>& group) {
     if (in.op == Opcode::Mma) return mma(in, group);
+    if (in.op == Opcode::WmmaLoad) return wmma_load(in, group);
+    if (in.op == Opcode::WmmaMma) return wmma_mma(in, group);
+    if (in.op == Opcode::WmmaStore) return wmma_store(in, group);
     if (in.op == Opcode::LdMatrix) return ldmatrix(in, group);
     if (in.op == Opcode::Shfl) {
       std::vector<Val<V>> result(group.size());
@@ -1033,6 +1382,7 @@ class Machine {
           std::size_t c = cell(t, a, std::size_t(col), 2, false);
           check_read(t, mem, c);
           const Val<V>& v = mem.cells[c];
+          collective_sched_ = std::max(collective_sched_, v.sched);
           if (v.kind != VKind::Float) fail(DiagKind::Uninitialized, t, "ldmatrix reads " + mem.name + "[" + std::to_string(c) + "], which nothing has written");
           rows[std::size_t((q * 8 + r) * 8 + col)] = v.f;
         }
@@ -1049,6 +1399,168 @@ class Machine {
       }
   }
 
+  // ------------------------------------------------------------ wmma
+  // The wmma fragment layouts are opaque in the PTX ISA: code may only pass a
+  // fragment between wmma instructions (or change every element alike). So
+  // the evaluator picks its own layout, the same for load, mma and store:
+  // slot s of lane L (element s of its fragment registers, two per register
+  // for 16-bit types) holds element (L * cap + s) mod (rows * cols) of the
+  // row-major logical matrix, cap being the slots per lane. Where the warp
+  // has more slots than the matrix has elements (f16 A and B: 512 slots for
+  // 256 elements) every element is held twice, and the first copy is the one
+  // that is stored.
+  static void wmma_dims(WmmaShape s, int* m, int* n, int* k) {
+    switch (s) {
+      case WmmaShape::M16N16K16: *m = 16, *n = 16, *k = 16; return;
+      case WmmaShape::M32N8K16: *m = 32, *n = 8, *k = 16; return;
+      case WmmaShape::M8N32K16: *m = 8, *n = 32, *k = 16; return;
+      case WmmaShape::M16N16K8: *m = 16, *n = 16, *k = 8; return;
+    }
+  }
+
+  // The (rows, cols) of the matrix a wmma.load / store moves.
+  static std::pair<int, int> wmma_matrix(const Instr& in) {
+    int m = 0, n = 0, k = 0;
+    wmma_dims(WmmaShape(in.shape), &m, &n, &k);
+    switch (WmmaMatrix(in.mode)) {
+      case WmmaMatrix::A: return {m, k};
+      case WmmaMatrix::B: return {k, n};
+      case WmmaMatrix::C: break;
+    }
+    return {m, n};
+  }
+
+  // The address and leading dimension (in elements) a warp gives; .aligned
+  // requires every lane to give the same.
+  std::pair<Addr, std::int64_t> wmma_address(const Instr& in, const std::vector<std::uint32_t>& group, int rows,
+                                             int cols) {
+    std::uint32_t t0 = group[0];
+    if (group.size() != 32) fail(DiagKind::Unsupported, t0, "wmma needs a full warp of 32 threads");
+    std::pair<Addr, std::int64_t> first{Addr{0, 0}, 0};
+    for (std::size_t gi = 0; gi < group.size(); ++gi) {
+      std::uint32_t t = group[gi];
+      Addr a = address(t, in.src[0]);
+      std::int64_t ld = in.src[1].kind == Operand::Kind::Int && in.src[1].imm < 0
+                            ? (in.trans ? rows : cols)  // no stride: the matrix is dense
+                            : as_int(t, operand(t, in.src[1]), "a wmma stride");
+      if (ld <= 0) fail(DiagKind::Unsupported, t, "a wmma stride of " + std::to_string(ld));
+      if (gi == 0)
+        first = {a, ld};
+      else if (a.buf != first.first.buf || a.offset != first.first.offset || ld != first.second)
+        fail(DiagKind::Unsupported, t,
+             "the lanes of a warp give different addresses or strides to a wmma instruction (.aligned needs the same)");
+    }
+    return first;
+  }
+
+  // Memory offset, in elements, of element (r, c) of a matrix stored row- or column-major.
+  static std::size_t wmma_offset(const Instr& in, int r, int c, std::int64_t ld) {
+    return std::size_t(in.trans ? std::int64_t(c) * ld + r : std::int64_t(r) * ld + c);
+  }
+
+  V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty) {
+    check_read(t, m, c);
+    const Val<V>& v = m.cells[c];
+    collective_sched_ = std::max(collective_sched_, v.sched);
+    if (v.kind == VKind::Undef) {
+      note_uninitialized(t, m, c);
+      return d_.poison(m.name, c);
+    }
+    return as_float(t, v, ty);
+  }
+
+  static int slots_per_reg(DType t) { return dtype_bytes(t) == 2 ? 2 : 1; }
+
+  void set_fragment(std::uint32_t t, const std::vector<std::uint32_t>& regs, const std::vector<V>& slots, int per) {
+    for (std::size_t r = 0; r < regs.size(); ++r) {
+      Val<V> v = float_val(slots[r * std::size_t(per)]);
+      if (per == 2) {
+        v.kind = VKind::Pair;
+        v.g = slots[r * 2 + 1];
+      }
+      set(t, regs[r], v);
+    }
+  }
+
+  void wmma_load(const Instr& in, const std::vector<std::uint32_t>& group) {
+    auto [rows, cols] = wmma_matrix(in);
+    auto [a, ld] = wmma_address(in, group, rows, cols);
+    const int per = slots_per_reg(in.type), cap = int(in.dst.size()) * per;
+    const std::size_t width = dtype_bytes(in.type);
+    if (cap == 0 || (32 * cap) % (rows * cols) != 0)
+      fail(DiagKind::Unsupported, group[0], "a wmma fragment of " + std::to_string(in.dst.size()) + " registers");
+    Memory<V>& mem = mem_[a.buf];
+    for (std::uint32_t t : group) {
+      int lane = int(t % 32);
+      std::vector<V> slots(static_cast<std::size_t>(cap));
+      for (int s = 0; s < cap; ++s) {
+        int e = (lane * cap + s) % (rows * cols);
+        std::size_t c = cell(t, a, wmma_offset(in, e / cols, e % cols, ld), width, false);
+        slots[std::size_t(s)] = read_float(t, mem, c, in.type);
+      }
+      set_fragment(t, in.dst, slots, per);
+    }
+  }
+
+  // wmma.mma: src is {na, nb, A registers, B registers, C registers}.
+  void wmma_mma(const Instr& in, const std::vector<std::uint32_t>& group) {
+    std::uint32_t t0 = group[0];
+    if (group.size() != 32) fail(DiagKind::Unsupported, t0, "wmma needs a full warp of 32 threads");
+    int m = 0, n = 0, k = 0;
+    wmma_dims(WmmaShape(in.shape), &m, &n, &k);
+    const int per_ab = slots_per_reg(in.src_type);
+    const std::size_t na = std::size_t(in.src[0].imm), nb = std::size_t(in.src[1].imm);
+    const std::size_t nc = in.src.size() - 2 - na - nb;
+    const int cap_a = int(na) * per_ab, cap_b = int(nb) * per_ab;
+    const int per_c = m * n / (32 * int(nc)), per_d = m * n / (32 * int(in.dst.size()));
+    // Where a fragment's slots come from: (first register, slots per register, element type).
+    auto gather = [&](std::size_t first, int cap, int per, DType ty, int elems) {
+      std::vector<V> x(static_cast<std::size_t>(elems));
+      for (std::uint32_t t : group)
+        for (int s = 0; s < cap; ++s)
+          x[std::size_t((int(t % 32) * cap + s) % elems)] = fragment(t, in.src, first, s, per, ty);
+      return x;
+    };
+    std::vector<V> A = gather(2, cap_a, per_ab, in.src_type, m * k);
+    std::vector<V> B = gather(2 + na, cap_b, per_ab, in.src_type, k * n);
+    std::vector<V> acc = gather(2 + na + nb, int(nc) * per_c, per_c, per_c == 2 ? DType::F16 : DType::F32, m * n);
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c)
+        for (int q = 0; q < k; ++q)
+          acc[std::size_t(r * n + c)] = d_.fma(A[std::size_t(r * k + q)], B[std::size_t(q * n + c)], acc[std::size_t(r * n + c)]);
+    const int cap_d = int(in.dst.size()) * per_d;
+    for (std::uint32_t t : group) {
+      std::vector<V> slots(static_cast<std::size_t>(cap_d));
+      for (int s = 0; s < cap_d; ++s) slots[std::size_t(s)] = acc[std::size_t((int(t % 32) * cap_d + s) % (m * n))];
+      set_fragment(t, in.dst, slots, per_d);
+    }
+  }
+
+  // wmma.store.d: src is {address, stride, fragment registers}.
+  void wmma_store(const Instr& in, const std::vector<std::uint32_t>& group) {
+    auto [rows, cols] = wmma_matrix(in);
+    auto [a, ld] = wmma_address(in, group, rows, cols);
+    const int per = slots_per_reg(in.type), cap = int(in.src.size() - 2) * per;
+    const std::size_t width = dtype_bytes(in.type);
+    Memory<V>& mem = mem_[a.buf];
+    check_writable(group[0], mem);
+    for (std::uint32_t t : group) {
+      int lane = int(t % 32);
+      for (int s = 0; s < cap; ++s) {
+        int e = lane * cap + s;
+        if (e >= rows * cols) break;  // a second copy of an element: the first one is stored
+        std::size_t c = cell(t, a, wmma_offset(in, e / cols, e % cols, ld), width, true);
+        Val<V> v = operand(t, in.src[2 + std::size_t(s / per)]);
+        if (per == 2) {
+          if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "a wmma fragment register that holds no pair of halves");
+          v = float_val(s % 2 == 0 ? v.f : v.g);
+        }
+        check_write(t, mem, c, pc_[t]);
+        mem.cells[c] = v;
+      }
+    }
+  }
+
   // ------------------------------------------------------------ results
   void collect(RunResult<D>& r) {
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
@@ -1059,8 +1571,11 @@ class Machine {
       out.resize(m.cells.size());
       for (std::size_t e = 0; e < m.cells.size(); ++e) {
         const Val<V>& v = m.cells[e];
+        if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
         if (v.kind == VKind::Float)
           out[e] = v.f;
+        else if (v.kind == VKind::Int && dtype_is_float(m.dtype) && from_bits(std::uint64_t(v.i), m.dtype))
+          out[e] = *from_bits(std::uint64_t(v.i), m.dtype);  // float bits stored through an integer move
         else if (v.kind == VKind::Int)
           out[e] = d_.constant(Rational(v.i));
       }
@@ -1084,6 +1599,11 @@ class Machine {
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
   std::uint64_t arrivals_ = 0;
+  bool sched_marks_ = false;            // whether any value carries a schedule mark (Val::sched)
+  std::uint32_t collective_sched_ = 0;  // the schedule mark of what the running collective read
+  std::vector<AsyncCopy<V>> copies_;                               // every cp.async element issued; ids are index + 1
+  std::vector<std::vector<std::uint32_t>> open_copies_;           // per thread: copies not yet committed to a group
+  std::vector<std::deque<std::vector<std::uint32_t>>> copy_groups_;  // per thread: committed groups, oldest first
 };
 
 }  // namespace

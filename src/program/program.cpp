@@ -38,6 +38,7 @@ const char* space_name(Space s) {
     case Space::Shared: return "shared";
     case Space::Local: return "local";
     case Space::Param: return "param";
+    case Space::Const: return "const";
   }
   return "?";
 }
@@ -47,7 +48,13 @@ const char* opcode_name(Opcode op) {
                                 "fma", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
-                                "ldmatrix", "bfi", "bfe"};
+                                "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
+                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store"};
+  return names[std::size_t(op)];
+}
+
+const char* atom_op_name(AtomOp op) {
+  static const char* names[] = {"add", "min", "max", "and", "or", "xor"};
   return names[std::size_t(op)];
 }
 
@@ -82,10 +89,20 @@ std::string Program::instr_text(std::uint32_t pc) const {
   const Instr& in = code[pc];
   std::ostringstream os;
   if (in.guard >= 0) os << "@" << (in.guard_negated ? "!" : "") << registers[std::size_t(in.guard)].name << " ";
-  os << opcode_name(in.op);
+  if (in.op == Opcode::Atom)  // red: an atomic whose old value nobody reads
+    os << (in.dst.empty() ? "red" : "atom") << "." << space_name(in.space) << "." << atom_op_name(AtomOp(in.mode));
+  else if (in.op == Opcode::WmmaLoad)
+    os << "wmma.load." << "abc"[in.mode % 3] << (in.trans ? ".col" : ".row");
+  else if (in.op == Opcode::WmmaStore)
+    os << "wmma.store.d" << (in.trans ? ".col" : ".row");
+  else if (in.op == Opcode::CpAsyncWait && in.mode == 1)
+    os << "cp.async.wait_all";
+  else
+    os << opcode_name(in.op);
   if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);
   if (in.op == Opcode::Setp) os << "." << cmp_symbol(in.cmp);
-  if (in.op != Opcode::Bra && in.op != Opcode::Ret && in.op != Opcode::Bar && in.op != Opcode::WarpSync)
+  if (in.op != Opcode::Bra && in.op != Opcode::Ret && in.op != Opcode::Bar && in.op != Opcode::WarpSync &&
+      in.op != Opcode::CpAsync && in.op != Opcode::CpAsyncCommit && in.op != Opcode::CpAsyncWait)
     os << "." << dtype_name(in.type);
   bool first = true;
   for (std::uint32_t d : in.dst) {
@@ -95,7 +112,10 @@ std::string Program::instr_text(std::uint32_t pc) const {
   for (std::size_t i = 0; i < in.src.size(); ++i) {
     const Operand& o = in.src[i];
     std::string t = operand_text(*this, o);
-    bool is_address = i == 0 && (in.op == Opcode::Ld || in.op == Opcode::St) && t[0] != '[';
+    bool is_address = ((i == 0 && (in.op == Opcode::Ld || in.op == Opcode::St || in.op == Opcode::Atom ||
+                                   in.op == Opcode::CpAsync || in.op == Opcode::WmmaLoad || in.op == Opcode::WmmaStore)) ||
+                       (i == 1 && in.op == Opcode::CpAsync)) &&
+                      t[0] != '[';
     bool is_mask = (in.op == Opcode::WarpSync && i == 0) || (in.op == Opcode::Shfl && i == 3) ||
                    (in.op == Opcode::Vote && i == 1);
     if (is_address) t = "[" + t + "]";

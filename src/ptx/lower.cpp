@@ -1,6 +1,8 @@
 // Lowering a parsed PTX kernel to the structured-CTA program model.
 #include "tileverify/ptx.hpp"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <sstream>
@@ -35,6 +37,22 @@ bool parse_dtype(const std::string& s, DType* t) {
   return true;
 }
 
+// The registers, variables, .param slots and labels of one function body
+// being lowered: the kernel itself, or one inlined instance of a .func (each
+// instance has its own registers, so two calls never share state).
+struct Frame {
+  const Kernel* fn = nullptr;
+  bool entry = true;
+  std::string prefix;  // names of an inlined instance's registers and buffers: "fname#3:"
+  std::map<std::string, std::uint32_t> regs, vars, labels;
+  // .param names visible here -> the argument slot they denote. The slots of
+  // one call are shared by the caller (its st.param / ld.param on the call's
+  // .param variables) and the callee (on its parameters and return values).
+  std::map<std::string, std::string> params;
+  std::vector<std::pair<std::uint32_t, const ptx::Operand*>> branches;  // bra to patch: (instruction, label)
+  std::vector<std::uint32_t> returns;  // an inlined ret: a bra to the end of the instance
+};
+
 class Lowering {
  public:
   Lowering(const Module& m, const Kernel& k, std::uint64_t dyn) : m_(m), k_(k), dyn_(dyn) {}
@@ -50,31 +68,10 @@ class Lowering {
       params_[prm.name] = std::uint32_t(p_.params.size());
       p_.params.push_back(d);
     }
-    for (const RegDecl& r : k_.regs) {
-      DType t;
-      if (!parse_dtype(r.type, &t)) fail(r.loc, "unknown register type '" + r.type + "'");
-      if (r.count < 0) {
-        add_reg(r.name, t);
-      } else {
-        for (int i = 0; i < r.count; ++i) add_reg(r.name + std::to_string(i), t);
-      }
-    }
-    for (const VarDecl& v : m_.globals) add_var(v);
-    for (const VarDecl& v : k_.vars) add_var(v);
-    // Labels: instruction indices.
-    std::uint32_t n = 0;
-    for (const Statement& s : k_.body) {
-      if (s.kind == Statement::Kind::Label) {
-        labels_[s.label] = n;
-      } else {
-        ++n;
-      }
-    }
-    std::vector<const Instruction*> code;
-    for (const Statement& s : k_.body)
-      if (s.kind == Statement::Kind::Instruction) code.push_back(&s.instr);
-    find_idioms(code);
-    for (const Instruction* in : code) lower(*in);
+    for (const VarDecl& v : m_.globals) add_module_var(v);
+    Frame f;
+    f.fn = &k_;
+    lower_body(f);
     Instr ret;
     ret.op = Opcode::Ret;
     ret.loc = k_.loc;
@@ -83,31 +80,152 @@ class Lowering {
   }
 
  private:
-  void add_reg(const std::string& name, DType t) {
-    regs_[name] = std::uint32_t(p_.registers.size());
-    p_.registers.push_back({name, t});
+  // Declares a body's registers and variables in f, lowers its statements,
+  // and resolves its branches.
+  void lower_body(Frame& f) {
+    const Kernel& k = *f.fn;
+    for (const RegDecl& r : k.regs) {
+      DType t;
+      if (!parse_dtype(r.type, &t)) fail(r.loc, "unknown register type '" + r.type + "'");
+      if (r.count < 0) {
+        add_reg(f, r.name, t);
+      } else {
+        for (int i = 0; i < r.count; ++i) add_reg(f, r.name + std::to_string(i), t);
+      }
+    }
+    for (const VarDecl& v : k.vars) add_var(&f, v);
+    std::vector<const Instruction*> code;
+    for (const Statement& s : k.body)
+      if (s.kind == Statement::Kind::Instruction) code.push_back(&s.instr);
+    if (idioms_done_.insert(&k).second) find_idioms(code);
+    Frame* outer = f_;
+    f_ = &f;
+    for (const Statement& s : k.body) {
+      if (s.kind == Statement::Kind::Label)
+        f.labels[s.label] = std::uint32_t(p_.code.size());
+      else
+        lower(s.instr);
+    }
+    for (auto [pc, label] : f.branches) {
+      auto it = f.labels.find(label->name);
+      if (it == f.labels.end()) fail(label->loc, "unknown label '" + label->name + "'");
+      p_.code[pc].target = it->second;
+    }
+    f_ = outer;
   }
 
-  void add_var(const VarDecl& v) {
-    if (v.space != ".shared" && v.space != ".local") return;  // .global/.const data: not modelled (loads fail clearly)
+  void add_reg(Frame& f, const std::string& name, DType t) {
+    f.regs[name] = std::uint32_t(p_.registers.size());
+    p_.registers.push_back({f.prefix + name, t});
+  }
+
+  BufferDecl buffer_of(const VarDecl& v, const std::string& prefix) {
     BufferDecl b;
-    b.name = v.name;
-    b.space = v.space == ".shared" ? Space::Shared : Space::Local;
+    b.name = prefix + v.name;
     if (!parse_dtype(v.type, &b.dtype)) fail(v.loc, "unknown variable type '" + v.type + "'");
     b.elements = v.elements;
+    return b;
+  }
+
+  // Module-level data: .shared arrays now; .global and .const data when a
+  // kernel first names it (a module may hold much data no kernel here reads).
+  void add_module_var(const VarDecl& v) {
+    if (v.space == ".shared") return add_var(nullptr, v);
+    if (v.space == ".global" || v.space == ".const") module_data_[v.name] = &v;
+  }
+
+  // .global / .const data, with its initializer. .const data without one (a
+  // __constant__ the host fills with cudaMemcpyToSymbol) is an error where a
+  // kernel uses it; .global data without one starts uninitialized.
+  std::uint32_t add_module_data(const VarDecl& v, const SourceLoc& use) {
+    if (!v.init_error.empty()) fail(use, v.init_error);
+    if (!v.has_init && v.space == ".const")
+      fail(use, "'" + v.name +
+                    "' is .const data without an initializer: its contents come from the host "
+                    "(cudaMemcpyToSymbol), which the launch description cannot give");
+    if (v.unsized) fail(use, "'" + v.name + "' is an external array of unknown size");
+    BufferDecl b = buffer_of(v, "");
+    b.space = v.space == ".const" ? Space::Const : Space::Global;
+    b.read_only = v.space == ".const";
+    b.init = v.init;
+    std::uint32_t id = std::uint32_t(p_.buffers.size());
+    vars_[v.name] = id;
+    p_.buffers.push_back(b);
+    return id;
+  }
+
+  // A .shared or .local array; f is null for module-level data.
+  void add_var(Frame* f, const VarDecl& v) {
+    if (f && v.space == ".param") {  // a call's argument slot
+      f->params[v.name] = f->prefix + v.name;
+      return;
+    }
+    if (v.space != ".shared" && v.space != ".local") {
+      if (f) fail(v.loc, v.space + " variables inside a function body are not supported ('" + v.name + "')");
+      return;
+    }
+    // .shared data belongs to the CTA, not to a call: every inlined instance
+    // of a function sees the same buffer. .local data is per call.
+    const bool shared = v.space == ".shared";
+    std::string key = f ? f->fn->name + ":" + v.name : v.name;
+    if (f && shared) {
+      if (auto it = shared_of_func_.find(key); it != shared_of_func_.end()) {
+        f->vars[v.name] = it->second;
+        return;
+      }
+    }
+    BufferDecl b = buffer_of(v, !f || f->entry ? "" : shared ? f->fn->name + ":" : f->prefix);
+    b.space = shared ? Space::Shared : Space::Local;
     if (v.unsized) {
       if (dyn_ == 0)
         fail(v.loc, "'" + v.name + "' is dynamic shared memory: give its size in bytes (spec key \"dynamic_shared\")");
       b.elements = dyn_ / dtype_bytes(b.dtype);
     }
-    vars_[v.name] = std::uint32_t(p_.buffers.size());
+    std::uint32_t id = std::uint32_t(p_.buffers.size());
     p_.buffers.push_back(b);
+    if (!f) {
+      vars_[v.name] = id;
+    } else {
+      f->vars[v.name] = id;
+      if (shared) shared_of_func_[key] = id;
+    }
+  }
+
+  // A module variable's buffer, or the reason it has none.
+  bool module_var(const ptx::Operand& o, std::uint32_t* id) {
+    if (auto it = vars_.find(o.name); it != vars_.end()) {
+      *id = it->second;
+      return true;
+    }
+    if (auto it = module_data_.find(o.name); it != module_data_.end()) {
+      *id = add_module_data(*it->second, o.loc);
+      return true;
+    }
+    return false;
   }
 
   std::uint32_t reg_of(const ptx::Operand& o) {
-    auto it = regs_.find(o.name);
-    if (it == regs_.end()) fail(o.loc, "'" + o.name + "' is not a declared register");
+    auto it = f_->regs.find(o.name);
+    if (it == f_->regs.end()) fail(o.loc, "'" + o.name + "' is not a declared register");
     return it->second;
+  }
+
+  // A name that denotes memory or a parameter: a variable of this body, a
+  // module variable, or (in the kernel itself) a kernel parameter.
+  bool named_memory(const ptx::Operand& o, std::int64_t offset, tileverify::Operand* out) {
+    std::uint32_t id = 0;
+    if (auto it = f_->vars.find(o.name); it != f_->vars.end()) {
+      *out = tileverify::Operand::buffer(it->second, offset);
+    } else if (module_var(o, &id)) {
+      *out = tileverify::Operand::buffer(id, offset);
+    } else if (f_->entry && params_.count(o.name)) {
+      *out = tileverify::Operand::param(params_[o.name], offset);
+    } else if (f_->params.count(o.name)) {
+      fail(o.loc, "the address of the .param variable '" + o.name + "' is taken; only ld.param / st.param on it are supported");
+    } else {
+      return false;
+    }
+    return true;
   }
 
   static bool special_of(const std::string& n, Special* s) {
@@ -128,9 +246,9 @@ class Lowering {
       case ptx::Operand::Kind::Name: {
         Special s;
         if (special_of(o.name, &s)) return tileverify::Operand::special(s);
-        if (regs_.count(o.name)) return tileverify::Operand::reg(regs_[o.name]);
-        if (vars_.count(o.name)) return tileverify::Operand::buffer(vars_[o.name]);
-        if (params_.count(o.name)) return tileverify::Operand::param(params_[o.name]);
+        if (f_->regs.count(o.name)) return tileverify::Operand::reg(f_->regs[o.name]);
+        tileverify::Operand mem;
+        if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
         fail(o.loc, "'" + o.name + "' is not a declared register, variable or parameter");
       }
@@ -156,9 +274,10 @@ class Lowering {
   tileverify::Operand address(const ptx::Operand& o) {
     if (o.kind != ptx::Operand::Kind::Address) fail(o.loc, "expected an address [..]");
     if (o.name.empty()) fail(o.loc, "absolute addresses are not supported");
-    if (regs_.count(o.name)) return tileverify::Operand::reg(regs_[o.name], o.value);
-    if (vars_.count(o.name)) return tileverify::Operand::buffer(vars_[o.name], o.value);
-    if (params_.count(o.name)) return tileverify::Operand::param(params_[o.name], o.value);
+    if (!o.elements.empty()) fail(o.loc, "tensor-map addresses [map, {coordinates}] are not supported");
+    if (f_->regs.count(o.name)) return tileverify::Operand::reg(f_->regs[o.name], o.value);
+    tileverify::Operand mem;
+    if (named_memory(o, o.value, &mem)) return mem;
     fail(o.loc, "'" + o.name + "' in an address is not a declared register, variable or parameter");
   }
 
@@ -334,10 +453,14 @@ class Lowering {
       if (types.size() != 2) fail(pin.loc, "cvt needs a destination and a source type");
       in.type = types[0];
       in.src_type = types[1];
+    } else if ((base == "ld" || base == "st") && has("param") && ops.size() == 2 &&
+               ops[base == "ld" ? 1 : 0].kind == ptx::Operand::Kind::Address &&
+               f_->params.count(ops[base == "ld" ? 1 : 0].name)) {
+      return param_slot_access(pin, in, base == "ld", types.empty() ? DType::B32 : types.back());
     } else if (base == "ld" || base == "st") {
       in.op = base == "ld" ? Opcode::Ld : Opcode::St;
-      in.space = has("shared") ? Space::Shared : has("local") ? Space::Local : has("param") ? Space::Param : Space::Global;
-      if (has("const")) fail(pin.loc, "loads from .const memory are not supported");
+      in.space = space_of(parts);
+      if (in.space == Space::Const && in.op == Opcode::St) fail(pin.loc, "a store to .const memory");
       need(pin, 2);
       if (in.op == Opcode::Ld) {
         in.dst = dsts(ops[0]);
@@ -352,11 +475,20 @@ class Lowering {
     } else if (base == "bra") {
       need(pin, 1);
       in.op = Opcode::Bra;
-      auto it = labels_.find(ops[0].name);
-      if (it == labels_.end()) fail(ops[0].loc, "unknown label '" + ops[0].name + "'");
-      in.target = it->second;
+      f_->branches.emplace_back(std::uint32_t(p_.code.size()), &ops[0]);  // resolved at the end of the body
+    } else if (base == "ret" && !f_->entry) {
+      in.op = Opcode::Bra;  // back to the caller: the end of this inlined instance
+      f_->returns.push_back(std::uint32_t(p_.code.size()));
     } else if (base == "ret" || base == "exit") {
       in.op = Opcode::Ret;
+    } else if (base == "call") {
+      return call(pin, in);
+    } else if (base == "atom" || base == "red") {
+      atomic(pin, in, parts);
+    } else if (base == "cp" && parts.size() > 1 && parts[1] == "async") {
+      cp_async(pin, in, parts);
+    } else if (base == "wmma") {
+      wmma(pin, in, parts);
     } else if ((base == "bar" || base == "barrier") && has("warp")) {
       need(pin, 1);
       in.op = Opcode::WarpSync;
@@ -407,6 +539,310 @@ class Lowering {
     p_.code.push_back(in);
   }
 
+  static bool has_part(const std::vector<std::string>& parts, const char* m) {
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (parts[i] == m) return true;
+    return false;
+  }
+
+  // The state space an opcode names (.shared::cta is .shared); none: generic,
+  // which for this model is global (shared memory is reached through .shared).
+  static Space space_of(const std::vector<std::string>& parts) {
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      const std::string& p = parts[i];
+      if (p.rfind("shared", 0) == 0) return Space::Shared;
+      if (p == "local") return Space::Local;
+      if (p == "param") return Space::Param;
+      if (p == "const") return Space::Const;
+      if (p == "global") return Space::Global;
+    }
+    return Space::Global;
+  }
+
+  // ---------------------------------------------------------------- calls
+  // The register of one argument slot at one byte offset.
+  std::uint32_t slot(const std::string& id, std::int64_t offset, DType t) {
+    std::string key = id + "+" + std::to_string(offset);
+    auto it = slots_.find(key);
+    if (it != slots_.end()) return it->second;
+    std::uint32_t r = std::uint32_t(p_.registers.size());
+    p_.registers.push_back({key, t});
+    slots_[key] = r;
+    return r;
+  }
+
+  // ld.param / st.param on a call's argument slots (either side of the call):
+  // a move from / to the slot's register, one per vector element.
+  void param_slot_access(const Instruction& pin, Instr in, bool load, DType t) {
+    const auto& ops = pin.operands;
+    const ptx::Operand& addr = ops[load ? 1 : 0];
+    const ptx::Operand& data = ops[load ? 0 : 1];
+    const std::string& id = f_->params.at(addr.name);
+    std::vector<ptx::Operand> elems = data.kind == ptx::Operand::Kind::Vector ? data.elements : std::vector<ptx::Operand>{data};
+    for (std::size_t k = 0; k < elems.size(); ++k) {
+      Instr mv = in;
+      mv.op = Opcode::Mov;
+      mv.type = t;
+      std::uint32_t r = slot(id, addr.value + std::int64_t(k * dtype_bytes(t)), t);
+      if (load) {
+        mv.dst = {reg_of(elems[k])};
+        mv.src = {tileverify::Operand::reg(r)};
+      } else {
+        mv.dst = {r};
+        mv.src = {value(elems[k])};
+      }
+      p_.code.push_back(mv);
+    }
+  }
+
+  // call[.uni] [(ret, ...),] fname[, (arg, ...)]: the callee's body is
+  // inlined here, with fresh registers. Arguments and return values pass
+  // through the .param slots both sides name; a register argument (the
+  // non-ABI form) is copied into a slot of its own.
+  void call(const Instruction& pin, Instr in) {
+    const auto& ops = pin.operands;
+    std::size_t i = 0;
+    const ptx::Operand* rets = nullptr;
+    const ptx::Operand* args = nullptr;
+    if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) rets = &ops[i++];
+    if (i >= ops.size() || ops[i].kind != ptx::Operand::Kind::Name)
+      fail(pin.loc, "'" + pin.opcode + "' needs the name of the function it calls");
+    const ptx::Operand& fname = ops[i++];
+    if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) args = &ops[i++];
+    if (i < ops.size() || f_->regs.count(fname.name))
+      fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + pin.opcode + "'");
+    const Kernel* callee = m_.find(fname.name);
+    if (!callee)
+      fail(fname.loc, "call to '" + fname.name +
+                          "', whose body is not in this file (external functions, printf and assert are not supported)");
+    if (callee->is_entry) fail(fname.loc, "call to '" + fname.name + "', which is a kernel (.entry), not a .func");
+    if (std::find(call_stack_.begin(), call_stack_.end(), fname.name) != call_stack_.end() || fname.name == k_.name)
+      fail(pin.loc, "recursive call to '" + fname.name + "': calls are inlined, and recursion cannot be");
+    std::size_t nargs = args ? args->elements.size() : 0, nrets = rets ? rets->elements.size() : 0;
+    if (nargs != callee->params.size() || nrets != callee->returns.size())
+      fail(pin.loc, "call to '" + fname.name + "' with " + std::to_string(nargs) + " arguments and " +
+                        std::to_string(nrets) + " return values; it takes " + std::to_string(callee->params.size()) +
+                        " and " + std::to_string(callee->returns.size()));
+
+    Frame f;
+    f.fn = callee;
+    f.entry = false;
+    f.prefix = fname.name + "#" + std::to_string(++instances_) + ":";
+    // A predicated call: skip the whole body when the guard is off.
+    std::int64_t skip = -1;
+    if (in.guard >= 0) {
+      Instr br = in;
+      br.op = Opcode::Bra;
+      br.guard_negated = !in.guard_negated;
+      skip = std::int64_t(p_.code.size());
+      p_.code.push_back(br);
+    }
+    auto bind = [&](const ptx::Operand& actual, const Param& formal, bool is_return,
+                    std::vector<std::pair<std::uint32_t, std::uint32_t>>* copy_back) {
+      DType t;
+      if (formal.type == ".struct") {
+        t = DType::B8;
+      } else if (!parse_dtype(formal.type, &t)) {
+        fail(formal.loc, "unknown parameter type '" + formal.type + "'");
+      }
+      if (actual.kind == ptx::Operand::Kind::Name && f_->params.count(actual.name)) {
+        f.params[formal.name] = f_->params.at(actual.name);
+        return;
+      }
+      if (formal.type == ".struct") fail(actual.loc, "a by-value struct argument must be a .param variable");
+      std::string id = f.prefix + formal.name;  // a register or constant argument: a slot of its own
+      f.params[formal.name] = id;
+      if (is_return) {
+        copy_back->emplace_back(reg_of(actual), slot(id, 0, t));
+        return;
+      }
+      Instr mv = in;
+      mv.op = Opcode::Mov;
+      mv.type = t;
+      mv.guard = -1;
+      mv.dst = {slot(id, 0, t)};
+      mv.src = {value(actual)};
+      p_.code.push_back(mv);
+    };
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> copy_back;  // (caller register, return slot)
+    for (std::size_t a = 0; a < nargs; ++a) bind(args->elements[a], callee->params[a], false, nullptr);
+    for (std::size_t r = 0; r < nrets; ++r) bind(rets->elements[r], callee->returns[r], true, &copy_back);
+
+    call_stack_.push_back(fname.name);
+    lower_body(f);
+    call_stack_.pop_back();
+    std::uint32_t end = std::uint32_t(p_.code.size());
+    for (std::uint32_t pc : f.returns) p_.code[pc].target = end;
+    for (auto [reg, from] : copy_back) {
+      Instr mv = in;
+      mv.op = Opcode::Mov;
+      mv.type = p_.registers[reg].dtype;
+      mv.guard = -1;
+      mv.dst = {reg};
+      mv.src = {tileverify::Operand::reg(from)};
+      p_.code.push_back(mv);
+    }
+    if (skip >= 0) p_.code[std::size_t(skip)].target = std::uint32_t(p_.code.size());
+  }
+
+  // ---------------------------------------------------------------- atomics
+  // atom{.sem}{.scope}{.space}.op.type d, [a], b and red...op.type [a], b.
+  // The memory-order qualifiers do not matter here: atomics are not used to
+  // order other accesses (only barriers and warp collectives do that).
+  void atomic(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+    const auto& ops = pin.operands;
+    static const std::map<std::string, AtomOp> ops_by_name = {{"add", AtomOp::Add}, {"min", AtomOp::Min},
+                                                              {"max", AtomOp::Max}, {"and", AtomOp::And},
+                                                              {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
+    static const std::set<std::string> unsupported = {"exch", "cas", "inc", "dec"};
+    bool found = false;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      if (unsupported.count(parts[i]))
+        fail(pin.loc, "'" + pin.opcode + "' is not supported: of the atomics only add, min, max, and, or and xor " +
+                          "(which commute, so that their result does not depend on the schedule) are");
+      if (auto it = ops_by_name.find(parts[i]); it != ops_by_name.end()) {
+        in.mode = std::uint8_t(it->second);
+        found = true;
+      }
+    }
+    if (!found) fail(pin.loc, "'" + pin.opcode + "': unknown atomic operation");
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (parts[i] == "f16x2" || parts[i] == "bf16x2" || parts[i] == "v2" || parts[i] == "v4" || parts[i] == "v8" ||
+          parts[i].rfind("L2::", 0) == 0)
+        fail(pin.loc, "'" + pin.opcode + "' is not supported (packed, vector and cache-hint atomics are not)");
+    in.op = Opcode::Atom;
+    in.space = space_of(parts);
+    if (in.space == Space::Const || in.space == Space::Param || in.space == Space::Local)
+      fail(pin.loc, "'" + pin.opcode + "': atomics on this state space are not supported");
+    bool red = parts[0] == "red" || (ops.size() == 3 && ops[0].kind == ptx::Operand::Kind::Sink);
+    need(pin, parts[0] == "red" ? 2 : 3);
+    std::size_t a = parts[0] == "red" ? 0 : 1;
+    if (!red) in.dst = {reg_of(ops[0])};
+    in.src = {address(ops[a]), value(ops[a + 1])};
+  }
+
+  // ---------------------------------------------------------------- cp.async
+  void cp_async(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+    const auto& ops = pin.operands;
+    const std::string& what = parts.size() > 2 ? parts[2] : "";
+    if (what == "bulk" || has_part(parts, "bulk"))
+      fail(pin.loc, "'" + pin.opcode + "' is not supported: bulk asynchronous copies (cp.async.bulk, TMA) are not modelled");
+    if (what == "mbarrier")
+      fail(pin.loc, "'" + pin.opcode + "' is not supported: mbarrier-based completion of cp.async is not modelled");
+    if (what == "commit_group") {
+      need(pin, 0);
+      in.op = Opcode::CpAsyncCommit;
+    } else if (what == "wait_group") {
+      need(pin, 1);
+      if (ops[0].kind != ptx::Operand::Kind::Int || ops[0].value < 0)
+        fail(ops[0].loc, "cp.async.wait_group needs a constant number of groups");
+      in.op = Opcode::CpAsyncWait;
+      in.src = {tileverify::Operand::integer(ops[0].value)};
+    } else if (what == "wait_all") {
+      need(pin, 0);
+      in.op = Opcode::CpAsyncWait;
+      in.mode = 1;
+    } else if (what == "ca" || what == "cg") {
+      if (has_part(parts, "L2::cache_hint"))
+        fail(pin.loc, "'" + pin.opcode + "': the cache-policy operand of cp.async is not supported");
+      if (ops.size() != 3 && ops.size() != 4)
+        fail(pin.loc, "'" + pin.opcode + "' takes a destination, a source, a copy size and an optional source size");
+      if (ops[2].kind != ptx::Operand::Kind::Int || (ops[2].value != 4 && ops[2].value != 8 && ops[2].value != 16) ||
+          (what == "cg" && ops[2].value != 16))
+        fail(ops[2].loc, "the size of a cp.async must be 4, 8 or 16 bytes (16 for .cg)");
+      in.op = Opcode::CpAsync;
+      in.space = Space::Shared;
+      in.src = {address(ops[0]), address(ops[1]), tileverify::Operand::integer(ops[2].value)};
+      if (ops.size() == 4) in.src.push_back(value(ops[3]));
+    } else {
+      fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+    }
+  }
+
+  // ---------------------------------------------------------------- wmma
+  // wmma.load.{a,b,c}.sync.aligned.{row,col}.shape[.space].type frag, [p][, stride]
+  // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.ctype d, a, b, c (f16)
+  //   or ...shape.f32.{bf16,tf32}.{bf16,tf32}.f32
+  // wmma.store.d.sync.aligned.{row,col}.shape[.space].type [p], frag[, stride]
+  void wmma(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+    const auto& ops = pin.operands;
+    static const std::map<std::string, WmmaShape> shapes = {{"m16n16k16", WmmaShape::M16N16K16},
+                                                            {"m32n8k16", WmmaShape::M32N8K16},
+                                                            {"m8n32k16", WmmaShape::M8N32K16},
+                                                            {"m16n16k8", WmmaShape::M16N16K8}};
+    bool shaped = false;
+    for (const std::string& p : parts)
+      if (auto it = shapes.find(p); it != shapes.end()) {
+        in.shape = std::uint8_t(it->second);
+        shaped = true;
+      }
+    if (!shaped) fail(pin.loc, "'" + pin.opcode + "': only the m16n16k16, m32n8k16, m8n32k16 and m16n16k8 wmma shapes are supported");
+    for (const char* t : {"s8", "u8", "s4", "u4", "b1", "f64", "s32"})
+      if (has_part(parts, t)) fail(pin.loc, "'" + pin.opcode + "': integer, sub-byte and f64 wmma are not supported");
+    // The element type: the last type part (for loads and stores, the memory's).
+    DType type = DType::F32;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      DType t;
+      if (parse_dtype(parts[i], &t)) type = t;
+    }
+    auto fragment = [&](const ptx::Operand& o) {
+      if (o.kind != ptx::Operand::Kind::Vector) fail(o.loc, "a wmma fragment must be a {..} list of registers");
+      return o;
+    };
+    auto stride = [&](std::size_t i) {
+      return i < ops.size() ? value(ops[i]) : tileverify::Operand::integer(-1);  // -1: the dense default
+    };
+    const std::string op = parts.size() > 1 ? parts[1] : "";
+    if (op == "load" || op == "store") {
+      std::string m = parts.size() > 2 ? parts[2] : "";
+      if (!((op == "load" && (m == "a" || m == "b" || m == "c")) || (op == "store" && m == "d")))
+        fail(pin.loc, "'" + pin.opcode + "': unknown wmma matrix");
+      if (!has_part(parts, "row") && !has_part(parts, "col")) fail(pin.loc, "'" + pin.opcode + "' needs .row or .col");
+      if (ops.size() != 2 && ops.size() != 3) fail(pin.loc, "'" + pin.opcode + "' takes a fragment, an address and an optional stride");
+      in.op = op == "load" ? Opcode::WmmaLoad : Opcode::WmmaStore;
+      in.mode = std::uint8_t(m == "a" ? WmmaMatrix::A : m == "b" ? WmmaMatrix::B : WmmaMatrix::C);
+      in.trans = has_part(parts, "col");
+      in.type = has_part(parts, "tf32") ? DType::F32 : type;
+      in.space = space_of(parts);
+      if (op == "load") {
+        in.dst = dsts(fragment(ops[0]));
+        in.src = {address(ops[1]), stride(2)};
+      } else {
+        in.src = {address(ops[0]), stride(2)};
+        for (const auto& e : fragment(ops[1]).elements) in.src.push_back(value(e));
+      }
+      return;
+    }
+    if (op != "mma") fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+    need(pin, 4);
+    in.op = Opcode::WmmaMma;
+    in.src_type = has_part(parts, "tf32") ? DType::F32 : has_part(parts, "bf16") ? DType::BF16 : DType::F16;
+    // The result type comes right after the shape: .f32 or .f16.
+    in.type = DType::F32;
+    for (std::size_t i = 1; i + 1 < parts.size(); ++i)
+      if (shapes.count(parts[i])) in.type = parts[i + 1] == "f16" ? DType::F16 : DType::F32;
+    in.dst = dsts(fragment(ops[0]));
+    const std::size_t na = fragment(ops[1]).elements.size(), nb = fragment(ops[2]).elements.size();
+    in.src = {tileverify::Operand::integer(std::int64_t(na)), tileverify::Operand::integer(std::int64_t(nb))};
+    for (std::size_t i = 1; i < 4; ++i)
+      for (const auto& e : fragment(ops[i]).elements) in.src.push_back(value(e));
+    // The fragments must cover their matrices a whole number of times (see
+    // the evaluator's layout); nvcc's fragments always do.
+    static const std::map<WmmaShape, std::array<int, 3>> dims = {{WmmaShape::M16N16K16, {16, 16, 16}},
+                                                                 {WmmaShape::M32N8K16, {32, 8, 16}},
+                                                                 {WmmaShape::M8N32K16, {8, 32, 16}},
+                                                                 {WmmaShape::M16N16K8, {16, 16, 8}}};
+    auto [m, n, k] = dims.at(WmmaShape(in.shape));
+    const int per_ab = dtype_bytes(in.src_type) == 2 ? 2 : 1;
+    const std::size_t nc = fragment(ops[3]).elements.size(), nd = in.dst.size();
+    auto covers = [](std::size_t regs, int per, int elems) { return regs > 0 && (32 * int(regs) * per) % elems == 0; };
+    if (!covers(na, per_ab, m * k) || !covers(nb, per_ab, k * n) || nc == 0 || nd == 0 ||
+        (m * n) % (32 * int(nc)) != 0 || (m * n) % (32 * int(nd)) != 0 || m * n / (32 * int(nc)) > 2 ||
+        m * n / (32 * int(nd)) > 2)
+      fail(pin.loc, "'" + pin.opcode + "': fragments of " + std::to_string(na) + ", " + std::to_string(nb) + ", " +
+                        std::to_string(nc) + " and " + std::to_string(nd) + " registers do not fit the shape");
+  }
+
   // Member masks: an immediate, or a register (nvcc often moves -1 into one first).
   tileverify::Operand mask(const ptx::Operand& o) {
     if (o.kind == ptx::Operand::Kind::Int) return tileverify::Operand::integer(std::int64_t(std::uint32_t(o.value)));
@@ -417,7 +853,14 @@ class Lowering {
   const Kernel& k_;
   std::uint64_t dyn_;
   Program p_;
-  std::map<std::string, std::uint32_t> regs_, vars_, params_, labels_;
+  Frame* f_ = nullptr;  // the body being lowered
+  std::map<std::string, std::uint32_t> vars_, params_;  // module variables; kernel parameters
+  std::map<std::string, const VarDecl*> module_data_;     // .global / .const data, by name
+  std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
+  std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
+  std::vector<std::string> call_stack_;                   // functions being inlined, outermost first
+  std::uint32_t instances_ = 0;
+  std::set<const Kernel*> idioms_done_;
   std::map<const Instruction*, std::string> idiom_add_;  // shl of the expf idiom -> the fma.rm register
   std::set<const Instruction*> idiom_ex2_;
 };

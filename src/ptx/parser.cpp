@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <tuple>
 
@@ -46,7 +47,17 @@ class Lexer {
       if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.') {
         // Identifiers, opcodes and directives: dotted words (ld.global.f32, %tid.x, .reg).
         std::size_t b = i_;
-        while (i_ < s_.size() && ident_char(s_[i_])) advance();
+        for (;;) {
+          while (i_ < s_.size() && ident_char(s_[i_])) advance();
+          // "::" joins qualifiers (.shared::cta, .mbarrier::complete_tx::bytes);
+          // a single ':' ends a label.
+          if (i_ + 2 < s_.size() && s_[i_] == ':' && s_[i_ + 1] == ':' && ident_char(s_[i_ + 2])) {
+            advance();
+            advance();
+            continue;
+          }
+          break;
+        }
         t.kind = Token::Kind::Ident;
         t.text = s_.substr(b, i_ - b);
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -189,13 +200,14 @@ class Parser {
       next();  // linkage: applies to what follows
       if (peek().text == ".shared" || peek().text == ".global" || peek().text == ".const") {
         m_.globals.push_back(var_decl());
+        if (accept("=")) initializer(m_.globals.back());
         expect(";", "after a variable declaration");
       }
     } else if (d == ".entry" || d == ".func") {
       function();
     } else if (d == ".global" || d == ".shared" || d == ".const") {
       m_.globals.push_back(var_decl());
-      if (accept("=")) skip_initializer();
+      if (accept("=")) initializer(m_.globals.back());
       expect(";", "after a variable declaration");
     } else if (d == ".file" || d == ".section" || d == ".pragma") {
       skip_statement();
@@ -212,6 +224,85 @@ class Parser {
       if (depth == 0 && is(";")) return;
       next();
     }
+  }
+
+  static std::size_t type_bytes(const std::string& type) {
+    if (type.size() < 3) return 0;
+    std::string bits = type.substr(type[1] == 'b' && type[2] == 'f' ? 3 : 2);  // .bf16 / .f32 / .u8 ...
+    if (bits == "8") return 1;
+    if (bits == "16") return 2;
+    if (bits == "32") return 4;
+    if (bits == "64") return 8;
+    return 0;
+  }
+
+  // "= 0f3F800000" or "= {1, 2, {3, 4}}": the bytes of every element, in order.
+  // Anything else (an address, generic(x), a decimal float) is kept as an
+  // error for the lowering to report if a kernel reads the variable.
+  void initializer(VarDecl& v) {
+    std::size_t start = p_;
+    std::size_t width = type_bytes(v.type);
+    std::vector<std::uint8_t> bytes;
+    bool ok = width != 0;
+    std::function<void()> element = [&]() {
+      if (!ok) return;
+      if (accept("{")) {
+        if (!is("}")) {
+          element();
+          while (ok && accept(",")) element();
+        }
+        if (ok && !accept("}")) ok = false;
+        return;
+      }
+      bool neg = accept("-");
+      if (peek().kind != Token::Kind::Number) {
+        ok = false;
+        return;
+      }
+      std::string x = next().text;
+      std::uint64_t value = 0;
+      std::size_t w = width;
+      try {
+        if (x.size() == 10 && x[0] == '0' && (x[1] == 'f' || x[1] == 'F')) {
+          value = std::stoull(x.substr(2), nullptr, 16) ^ (neg ? 0x80000000ull : 0);
+          w = 4;
+        } else if (x.size() == 18 && x[0] == '0' && (x[1] == 'd' || x[1] == 'D')) {
+          value = std::stoull(x.substr(2), nullptr, 16) ^ (neg ? 0x8000000000000000ull : 0);
+          w = 8;
+        } else {
+          std::int64_t iv = 0;
+          if (!parse_int(x, &iv)) {
+            ok = false;
+            return;
+          }
+          value = std::uint64_t(neg ? -iv : iv);
+        }
+      } catch (...) {
+        ok = false;
+        return;
+      }
+      if (w != width) {  // a float constant in an array of another width
+        ok = false;
+        return;
+      }
+      for (std::size_t b = 0; b < width; ++b) bytes.push_back(std::uint8_t(value >> (8 * b)));
+    };
+    element();
+    if (ok && !is(";")) ok = false;
+    if (!ok) {
+      p_ = start;
+      skip_initializer();
+      v.init_error = "the initializer of '" + v.name + "' is not a list of numbers (addresses and expressions are not supported)";
+      return;
+    }
+    if (v.unsized) {
+      v.unsized = false;
+      v.elements = bytes.size() / width;
+    }
+    if (bytes.size() > v.elements * width) fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
+    bytes.resize(v.elements * width, 0);  // the rest of the array is zero
+    v.has_init = true;
+    v.init = std::move(bytes);
   }
 
   void skip_statement() {
@@ -244,6 +335,10 @@ class Parser {
         v.elements = 0;
       } else {
         v.elements = std::uint64_t(integer("an array size"));
+        expect("]", "after an array size");
+      }
+      while (!v.unsized && accept("[")) {  // x[2][3]: six elements
+        v.elements *= std::uint64_t(integer("an array size"));
         expect("]", "after an array size");
       }
     }
@@ -331,8 +426,11 @@ class Parser {
       } else if (t.kind == Token::Kind::Ident && (t.text == ".shared" || t.text == ".local" || t.text == ".global" || t.text == ".const")) {
         k.vars.push_back(var_decl());
         expect(";", "after a variable declaration");
-      } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".loc" || t.text == ".param")) {
-        skip_statement();  // .param here declares call arguments; calls themselves are rejected when lowered
+      } else if (t.kind == Token::Kind::Ident && t.text == ".param") {
+        k.vars.push_back(var_decl());  // the argument and return slots of a call sequence
+        expect(";", "after a .param declaration");
+      } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".loc" || t.text == ".callprototype")) {
+        skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
       } else if (t.kind == Token::Kind::Ident && peek(1).kind == Token::Kind::Punct && peek(1).text == ":" ) {
         Statement s;
         s.kind = Statement::Kind::Label;
@@ -397,6 +495,7 @@ class Parser {
       else o.value = integer("an address");
       if (accept("+")) o.value += integer("an address offset");
       else if (is("-")) o.value += integer("an address offset");
+      while (accept(",")) o.elements.push_back(operand());  // [tensormap, {x, y}]: TMA coordinates
       expect("]", "to close the address");
       return o;
     }
