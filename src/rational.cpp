@@ -125,6 +125,19 @@ Rational Rational::from_f32_bits(std::uint32_t bits) {
   return neg ? -r : r;
 }
 
+Rational Rational::from_f16_bits(std::uint16_t bits) {
+  bool neg = bits >> 15;
+  int exp = (bits >> 10) & 0x1f;
+  std::uint32_t frac = bits & 0x3ffu;
+  if (exp == 0x1f) throw std::domain_error("Rational: inf or NaN has no rational value");
+  std::uint32_t mant = exp == 0 ? frac : (frac | 0x400u);
+  int e2 = (exp == 0 ? 1 : exp) - 25;
+  Rational r = Rational(std::int64_t(mant)) * pow2(e2);
+  return neg ? -r : r;
+}
+
+Rational Rational::from_bf16_bits(std::uint16_t bits) { return from_f32_bits(std::uint32_t(bits) << 16); }
+
 Rational Rational::from_double(double v) {
   std::uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);

@@ -33,7 +33,7 @@ struct ParamSpec {
   bool tensor = true;
   std::vector<std::uint64_t> shape;  // tensors
   Role role = Role::In;              // tensors
-  std::int64_t value = 0;            // scalars
+  std::int64_t value = 0;            // scalars: the bits the kernel receives (1.5 as f32 is 0x3fc00000)
 };
 
 struct Spec {

@@ -31,6 +31,8 @@ class Rational {
   // Throws std::domain_error for inf and NaN (they are not rationals).
   static Rational from_f32_bits(std::uint32_t bits);
   static Rational from_f64_bits(std::uint64_t bits);
+  static Rational from_f16_bits(std::uint16_t bits);   // IEEE binary16
+  static Rational from_bf16_bits(std::uint16_t bits);  // the high half of an f32
   static Rational from_double(double v);
   // Decimal ("-3", "1/8", "0.125", "1e-3") — throws std::invalid_argument on bad text.
   static Rational parse(const std::string& text);

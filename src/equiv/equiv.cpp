@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,6 +63,83 @@ DType dtype_of(const std::string& s, const std::string& where) {
   throw SpecError{where + ": unknown dtype '" + s + "'"};
 }
 
+double half_value(std::uint16_t bits, bool bf16) {
+  if (bf16) {
+    std::uint32_t w = std::uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &w, sizeof f);
+    return double(f);
+  }
+  int exp = (bits >> 10) & 0x1f;
+  double mant = exp == 0 ? double(bits & 0x3ff) : double((bits & 0x3ff) | 0x400);
+  double v = std::ldexp(mant, (exp == 0 ? 1 : exp) - 25);
+  return (bits >> 15) ? -v : v;
+}
+
+// The bit pattern a kernel receives for a scalar argument of the given dtype,
+// as a C++ host would pass it: numbers are converted (to the nearest
+// representable value, ties to even, for the float types); a string "0x.."
+// gives the bits themselves.
+std::int64_t scalar_bits(const json& v, DType t, const std::string& where) {
+  const std::size_t bits = dtype_bytes(t) * 8;
+  if (v.is_string()) {
+    std::string text = v.get<std::string>();
+    if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X') ||
+        text.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos || text.size() - 2 > bits / 4)
+      throw SpecError{where + ": a string \"value\" must be the scalar's bits in hex, at most " + std::to_string(bits / 4) +
+                      " digits, like \"0x3fc00000\""};
+    return std::int64_t(std::stoull(text.substr(2), nullptr, 16));
+  }
+  if (!v.is_number()) throw SpecError{where + ": \"value\" must be a number (or a hex string of bits)"};
+  if (dtype_is_float(t)) {
+    double d = v.get<double>();
+    if (!std::isfinite(d)) throw SpecError{where + ": \"value\" must be finite"};
+    if (t == DType::F64) {
+      std::uint64_t b;
+      std::memcpy(&b, &d, sizeof b);
+      return std::int64_t(b);
+    }
+    if (t == DType::F32) {
+      float f = float(d);
+      if (!std::isfinite(f)) throw SpecError{where + ": " + v.dump() + " is out of the range of f32"};
+      std::uint32_t b;
+      std::memcpy(&b, &f, sizeof b);
+      return std::int64_t(b);
+    }
+    // f16 / bf16: the nearest of the 2^16 patterns (ties to the even one).
+    bool bf16 = t == DType::BF16;
+    std::uint32_t best = 0;
+    double best_err = INFINITY;
+    for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+      int exp = bf16 ? int((b >> 7) & 0xff) : int((b >> 10) & 0x1f);
+      if (exp == (bf16 ? 0xff : 0x1f)) continue;
+      double err = std::fabs(half_value(std::uint16_t(b), bf16) - d);
+      if (err < best_err || (err == best_err && (b & 1) == 0 && (best & 1) == 1)) {
+        best = b;
+        best_err = err;
+      }
+    }
+    if (best_err > std::fabs(d) * 1e-2 && best_err > 1e-7)
+      throw SpecError{where + ": " + v.dump() + " is out of the range of " + (bf16 ? "bf16" : "f16")};
+    return std::int64_t(best);
+  }
+  if (!v.is_number_integer())
+    throw SpecError{where + ": \"value\" " + v.dump() + " must be an integer for an integer dtype"};
+  if (dtype_is_signed(t)) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      throw SpecError{where + ": " + v.dump() + " is out of the range of the dtype"};
+    std::int64_t x = v.get<std::int64_t>();
+    if (bits < 64 && (x < -(std::int64_t(1) << (bits - 1)) || x >= (std::int64_t(1) << (bits - 1))))
+      throw SpecError{where + ": " + v.dump() + " is out of the range of the dtype"};
+    return x;
+  }
+  if (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0)
+    throw SpecError{where + ": " + v.dump() + " is negative, but the dtype is unsigned (give the bits as \"0x..\")"};
+  std::uint64_t u = v.get<std::uint64_t>();
+  if (bits < 64 && u >> bits) throw SpecError{where + ": " + v.dump() + " is out of the range of the dtype"};
+  return std::int64_t(u);
+}
+
 KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& base) {
   if (!j.is_object()) throw SpecError{"\"" + what + "\" must be an object with \"ptx\", \"kernel\" and \"block\""};
   for (const char* key : {"ptx", "kernel", "block"})
@@ -108,7 +187,7 @@ SpecResult parse_spec(const std::string& text, const std::string& path) {
       ps.dtype = dtype_of(p["dtype"].get<std::string>(), where);
       if (p.contains("value")) {
         ps.tensor = false;
-        ps.value = p["value"].get<std::int64_t>();
+        ps.value = scalar_bits(p["value"], ps.dtype, where + " ('" + ps.name + "')");
       } else {
         if (!p.contains("shape") || !p.contains("role"))
           throw SpecError{where + " ('" + ps.name + "') needs \"shape\" and \"role\" (a tensor) or \"value\" (a scalar)"};

@@ -74,3 +74,34 @@ TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
   CHECK(err.exit_code() == 4);
   CHECK(err.text().find("cannot read the file") != std::string::npos);
 }
+
+TEST_CASE("spec scalars: numbers are converted to the dtype, out-of-range and mistyped values are errors") {
+  auto with = [](const std::string& dtype, const std::string& value) {
+    return tileverify::parse_spec("{\"kernel\": {\"ptx\": \"a.ptx\", \"kernel\": \"k\", \"block\": [1]}, \"params\": "
+                                  "[{\"name\": \"s\", \"dtype\": \"" + dtype + "\", \"value\": " + value + "}]}",
+                                  "s.json");
+  };
+  auto bits = [&](const std::string& dtype, const std::string& value) {
+    auto r = with(dtype, value);
+    INFO(dtype << " " << value << ": " << r.error);
+    REQUIRE(r.spec);
+    return std::uint64_t(r.spec->params[0].value);
+  };
+  CHECK(bits("f32", "1.5") == 0x3fc00000u);
+  CHECK(bits("f32", "2") == 0x40000000u);
+  CHECK(bits("f32", "-0.5") == 0xbf000000u);
+  CHECK(bits("f32", "\"0x3fc00000\"") == 0x3fc00000u);
+  CHECK(bits("f64", "1.5") == 0x3ff8000000000000ull);
+  CHECK(bits("f16", "1.5") == 0x3e00u);
+  CHECK(bits("f16", "-2") == 0xc000u);
+  CHECK(bits("bf16", "1.5") == 0x3fc0u);
+  CHECK(bits("s32", "-7") == std::uint64_t(std::int64_t(-7)));
+  CHECK(bits("u32", "4294967295") == 0xffffffffu);
+  for (auto [dtype, value] : {std::pair<const char*, const char*>{"u32", "-1"}, {"s32", "1.5"}, {"s32", "2147483648"},
+                              {"u8", "256"}, {"f32", "1e39"}, {"f16", "1e6"}, {"f32", "\"1.5\""}, {"f32", "\"0x123456789\""}}) {
+    auto r = with(dtype, value);
+    INFO(dtype << " " << value);
+    CHECK(!r.spec);
+    CHECK(r.error.find("params[0] ('s')") != std::string::npos);
+  }
+}
