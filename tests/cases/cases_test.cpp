@@ -58,6 +58,10 @@ TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
   auto race = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_nobarrier.json").string()).spec);
   CHECK(race.exit_code() == 2);
   CHECK(race.json().find("\"accesses\"") != std::string::npos);
+  // `check` on a pair spec checks both kernels (it once checked ref alone and said OK).
+  auto checked_pair = tileverify::check(*tileverify::load_spec((dir / "softmax_nobarrier.json").string()).spec);
+  CHECK(checked_pair.verdict == tileverify::Outcome::Race);
+  CHECK(checked_pair.text().find("opt (softmax)") != std::string::npos);
   auto all = tileverify::check_equivalence(*tileverify::load_spec((dir / "red3_all_ctas.json").string()).spec);
   CHECK(all.verdict == tileverify::Outcome::Equivalent);
   CHECK(all.stats.outputs_compared == 4);  // one sum per CTA, four CTAs
