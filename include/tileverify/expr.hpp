@@ -151,6 +151,9 @@ class ExprContext {
   std::uint32_t symbol_index(Expr e) const;        // op == Symbol
   std::int32_t pow_exponent(Expr e) const;         // op == Pow
   Cmp select_cmp(Expr e) const;                    // op == Select
+  // False when no -inf/+inf occurs in e: e is then a finite real wherever it
+  // is defined, which settles comparisons against -inf and +inf.
+  bool may_be_infinite(Expr e) const { return nodes_[e.id].has_inf; }
   const std::string& name(Expr e) const;           // op == Func or Named
   // How many distinct nodes use `e` as an operand (over the whole context).
   std::uint32_t parent_count(Expr e) const { return parents_[e.id]; }
@@ -173,6 +176,7 @@ class ExprContext {
   struct Node {
     Op op;
     std::uint8_t aux;    // Select: Cmp
+    bool has_inf;        // -inf or +inf occurs below (or is) this node
     std::uint32_t n;     // operand count
     std::uint32_t a;     // operand offset | constant index | name index
     std::uint32_t b;     // Symbol: element index; Pow: exponent; Func: name index

@@ -92,7 +92,8 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   }
   if (nodes_.size() >= UINT32_MAX - 1) throw std::length_error("ExprContext: more than 2^32 nodes");
 
-  Node node{op, aux, n, a, b};
+  Node node{op, aux, op == Op::NegInf || op == Op::PosInf, n, a, b};
+  for (std::uint32_t i = 0; i < n && !node.has_inf; ++i) node.has_inf = nodes_[kids[i]].has_inf;
   if (n > 0) {
     node.a = std::uint32_t(kids_.size());
     kids_.insert(kids_.end(), kids, kids + n);
@@ -410,6 +411,23 @@ Expr ExprContext::select(Cmp cmp, Expr a, Expr b, Expr if_true, Expr if_false) {
   if (if_true == if_false) return if_true;
   if (op(a) == Op::Const && op(b) == Op::Const) {
     return apply_cmp(cmp, constant_value(a), constant_value(b)) ? if_true : if_false;
+  }
+  // Against an infinity the order is known: -inf < every finite value < +inf.
+  // `m = -INFINITY; if (x > m) m = x;` starts with select(x > -inf, x, -inf).
+  auto rank = [&](Expr e) {
+    if (op(e) == Op::NegInf) return -1;
+    if (op(e) == Op::PosInf) return 1;
+    return may_be_infinite(e) ? 2 : 0;  // 2: unknown
+  };
+  int ra = rank(a), rb = rank(b);
+  if (ra != 2 && rb != 2 && (ra != 0 || rb != 0)) return apply_cmp(cmp, ra, rb) ? if_true : if_false;
+  // a > b ? a : b is max(a, b) over the reals (at a tie both sides agree), and
+  // likewise for the other orders: a running max written with `if` becomes a
+  // max chain, not a tree of case splits.
+  bool greater = cmp == Cmp::GT || cmp == Cmp::GE, less = cmp == Cmp::LT || cmp == Cmp::LE;
+  if ((greater || less) && ((if_true == a && if_false == b) || (if_true == b && if_false == a))) {
+    bool pick_larger = greater == (if_true == a);
+    return pick_larger ? max(a, b) : min(a, b);
   }
   std::uint32_t kids[4] = {a.id, b.id, if_true.id, if_false.id};
   return intern(Op::Select, std::uint8_t(cmp), kids, 4, 0, 0);

@@ -66,6 +66,31 @@ TEST_CASE("parent counts see each distinct user once") {
   CHECK(c.parent_count(y) == 1);
 }
 
+TEST_CASE("select: comparisons with infinities fold, and a > b ? a : b is max(a, b)") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1), ninf = c.neg_inf(), pinf = c.pos_inf();
+  Expr e = c.exp(c.add(x0, x1));
+  // m = -INFINITY; if (x > m) m = x;
+  CHECK(c.select(Cmp::GT, x0, ninf, x0, ninf) == x0);
+  CHECK(c.select(Cmp::GT, e, ninf, x1, ninf) == x1);
+  CHECK(c.select(Cmp::LT, x0, ninf, x1, x0) == x0);
+  CHECK(c.select(Cmp::LE, x0, pinf, x1, x0) == x1);
+  CHECK(c.select(Cmp::GT, ninf, x0, x1, x0) == x0);
+  CHECK(c.select(Cmp::EQ, ninf, ninf, x1, x0) == x1);
+  CHECK(c.select(Cmp::GT, ninf, ninf, x1, x0) == x0);
+  // a value that may itself be -inf is not folded
+  Expr m = c.max(ninf, c.select(Cmp::GT, x0, x1, ninf, x1));
+  CHECK(c.may_be_infinite(m));
+  CHECK(!c.may_be_infinite(e));
+  CHECK(c.op(c.select(Cmp::GT, m, ninf, x1, x0)) == Op::Select);
+  // the four spellings of max and min
+  CHECK(c.select(Cmp::GT, x0, x1, x0, x1) == c.max(x0, x1));
+  CHECK(c.select(Cmp::GE, x0, x1, x1, x0) == c.min(x0, x1));
+  CHECK(c.select(Cmp::LT, x0, x1, x0, x1) == c.min(x0, x1));
+  CHECK(c.select(Cmp::LE, x0, x1, x1, x0) == c.max(x0, x1));
+  CHECK(c.op(c.select(Cmp::EQ, x0, x1, x0, x1)) == Op::Select);
+}
+
 TEST_CASE("expressions print readably") {
   ExprContext c;
   Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1);
@@ -75,7 +100,7 @@ TEST_CASE("expressions print readably") {
   CHECK(c.to_string(c.sub(c.constant(3), x0)) == "-x[0] + 3");
   CHECK(c.to_string(c.pow(x0, 2)) == "x[0]^2");
   CHECK(c.to_string(c.func("rsqrt", {x1})) == "rsqrt(x[1])");
-  CHECK(c.to_string(c.select(Cmp::GT, x0, c.zero(), x0, c.zero())) == "select(x[0] > 0, x[0], 0)");
+  CHECK(c.to_string(c.select(Cmp::GT, x0, c.zero(), x1, c.zero())) == "select(x[0] > 0, x[1], 0)");
   CHECK(c.to_string(c.ex2(x0)) == "ex2(x[0])");
   std::string cut = c.to_string(c.add(c.max(x0, x1), c.exp(x1)), 10);
   CHECK(cut.size() == 13);
