@@ -208,5 +208,7 @@ class ExprContext {
 // Meant for quick checks and tests; the decider confirms counterexamples with
 // MPFR at much higher precision.
 long double evaluate(const ExprContext& ctx, Expr e, const Assignment& values);
+// Many roots at once; shared subexpressions are evaluated once.
+std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr>& roots, const Assignment& values);
 
 }  // namespace tileverify

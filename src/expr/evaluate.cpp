@@ -9,10 +9,15 @@
 namespace tileverify {
 
 long double evaluate(const ExprContext& ctx, Expr root, const Assignment& values) {
+  return evaluate(ctx, std::vector<Expr>{root}, values)[0];
+}
+
+std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr>& roots, const Assignment& values) {
   std::unordered_map<std::uint32_t, long double> val;
   for (const auto& kv : values.values) val[kv.first.id] = kv.second.to_long_double();
   std::unordered_map<std::uint32_t, long double> memo;
-  std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
+  std::vector<std::pair<std::uint32_t, bool>> stack;
+  for (Expr r : roots) stack.push_back({r.id, false});
   const long double inf = std::numeric_limits<long double>::infinity();
   while (!stack.empty()) {
     auto [id, ready] = stack.back();
@@ -67,7 +72,10 @@ long double evaluate(const ExprContext& ctx, Expr root, const Assignment& values
     }
     memo[id] = r;
   }
-  return memo.at(root.id);
+  std::vector<long double> out;
+  out.reserve(roots.size());
+  for (Expr r : roots) out.push_back(memo.at(r.id));
+  return out;
 }
 
 }  // namespace tileverify
