@@ -140,13 +140,17 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     case Op::Named:
     case Op::Symbol: return alg_.nf_of(alg_.atom_term(e.id));
     case Op::Func: {
-      const std::string& name = ctx_.name(e);
+      // rsqrt(x) is 1 / sqrt(x): a norm written with rsqrtf and one written
+      // with 1.0f / sqrtf must meet.
+      const bool rsqrt = ctx_.name(e) == "rsqrt" && dep_ids.size() == 1;
+      const std::string& name = rsqrt ? std::string("sqrt") : ctx_.name(e);
       std::vector<std::uint32_t> key{std::uint32_t(op), std::uint32_t(name.size())};
       for (char ch : name) key.push_back(std::uint8_t(ch));
       for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(key_of(i, false));
       std::uint32_t atom = atom_for(std::move(key));
       if (!subst_) operands_.emplace(atom, dep_ids);
-      return alg_.nf_of(alg_.atom_term(atom));
+      NF f = alg_.nf_of(alg_.atom_term(atom));
+      return rsqrt ? alg_.inverse(std::move(f)) : f;
     }
     case Op::Max:
     case Op::Min:

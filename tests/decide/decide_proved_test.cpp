@@ -154,3 +154,12 @@ TEST_CASE("rational functions: equal denominators up to a factor are recognized"
   // (x+y)^2 = x^2 + 2xy + y^2
   CHECK(decide_equal(c, c.pow(s, 2), c.add({c.pow(x, 2), c.mul({two, x, y}), c.pow(y, 2)})).proved());
 }
+
+TEST_CASE("rsqrt(s) is 1 / sqrt(s): x * rsqrt(s) = x / sqrt(s)") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1);
+  Expr s = c.add(c.add(c.mul(x0, x0), c.mul(x1, x1)), c.constant(Rational(1, 100000)));
+  CHECK(decide_equal(c, c.mul(x0, c.func("rsqrt", {s})), c.div(x0, c.func("sqrt", {s}))).proved());
+  CHECK(decide_equal(c, c.mul(c.func("rsqrt", {s}), c.func("sqrt", {s})), c.one()).proved());
+  CHECK(decide_equal(c, c.func("rsqrt", {s}), c.func("sqrt", {s})).refuted());
+}
