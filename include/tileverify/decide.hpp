@@ -26,8 +26,11 @@
 
 #include "tileverify/expr.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +45,12 @@ struct DecideLimits {
   unsigned witness_attempts = 40;      // random points tried to confirm a refutation
   unsigned z3_timeout_ms = 1000;       // per Z3 query (case splits)
   std::uint64_t seed = 0x7113;         // for the random points; decisions are reproducible
+  // A wall-clock end for everything decided with these limits (the CLI's
+  // --timeout): decisions still running then, or started later, give Unknown.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Called as decisions finish (done of total), from the deciding threads but
+  // never concurrently; for progress output on long checks.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -6,6 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -32,15 +36,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string spec_path, cta;
   bool as_json = false;
-  double timeout = 60;
+  double timeout = 0;
+  bool quiet = false;
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("spec", spec_path, "the spec file (JSON)")->required();
     sub->add_flag("--json", as_json, "print a machine-readable report");
+    sub->add_flag("--quiet", quiet, "no progress lines on stderr");
     sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z");
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
-  equiv->add_option("--timeout", timeout, "seconds per output element before giving up (unknown)");
+  equiv->add_option("--timeout", timeout,
+                    "seconds for deciding all outputs; what is undecided then is unknown (default: no limit, "
+                    "60 s per output)");
   CLI::App* check = app.add_subcommand("check", "check one kernel for races, deadlocks and bad accesses");
   add_common(check);
   try {
@@ -67,7 +75,26 @@ int main(int argc, char** argv) {
     }
     if (equiv->parsed()) {
       tileverify::DecideLimits limits;
-      limits.timeout_seconds = timeout;
+      if (timeout > 0) {
+        // --timeout bounds the whole decision phase, and any one output.
+        limits.deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(std::int64_t(timeout * 1e6));
+        limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
+      }
+      // Progress on stderr for checks that take a while: a line every 2 s.
+      auto start = std::chrono::steady_clock::now();
+      auto last = start;
+      bool printed = false;
+      if (!quiet)
+        limits.progress = [&](std::size_t done, std::size_t total) {
+          auto now = std::chrono::steady_clock::now();
+          if (done < total && now - last < std::chrono::seconds(2)) return;
+          if (done == total && !printed) return;
+          last = now;
+          printed = true;
+          std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
+                       std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
+          if (done == total && isatty(2)) std::fputc('\n', stderr);
+        };
       report = tileverify::check_equivalence(spec, limits);
     } else {
       report = tileverify::check(spec);

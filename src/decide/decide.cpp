@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <mutex>
 #include <thread>
 
 namespace tileverify {
@@ -447,7 +448,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     d.counterexample = *witness;
     d.reason = "the two sides differ at a concrete input (found by the case split)";
   } else if (timed_out) {
-    d.reason = "time limit of " + std::to_string(limits.timeout_seconds) + " s reached during the case split";
+    d.reason = alg.time_limit_reason() + " during the case split";
   } else if (feasible == 0) {
     d.reason = "the case split found no feasible case (nothing is proved from that)";
   } else if (unproved == 0) {
@@ -462,16 +463,25 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
 
 Decision Decider::Impl::decide(Expr a, Expr b) {
   auto t0 = std::chrono::steady_clock::now();
-  alg.deadline = t0 + std::chrono::microseconds(std::int64_t(limits.timeout_seconds * 1e6));
+  alg.set_deadline(t0);
   Decision d;
   auto finish = [&](Decision r) {
     r.stats.peak_terms = alg.peak_terms();
     r.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
+  if (a == b) {
+    d.verdict = Verdict::Proved;
+    d.reason = "the two sides are the same expression";
+    return finish(d);
+  }
+  if (limits.deadline && t0 >= *limits.deadline) {
+    d.reason = "the time budget of the whole check ran out before this output was decided";
+    return finish(d);
+  }
   std::string limit_reason;
   try {
-    if (a == b || normal_forms_agree(a, b)) {
+    if (normal_forms_agree(a, b)) {
       d.verdict = Verdict::Proved;
       d.reason = "the exp-polynomial normal forms are identical";
       return finish(d);
@@ -524,9 +534,19 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   if (pairs.empty()) return out;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   std::size_t workers = std::min<std::size_t>(threads, pairs.size());
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  auto finished = [&] {
+    if (!limits.progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    limits.progress(++done, pairs.size());
+  };
   if (workers == 1) {
     Decider dec(ctx, limits);
-    for (std::size_t i = 0; i < pairs.size(); ++i) out[i] = dec.decide(pairs[i].first, pairs[i].second);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      out[i] = dec.decide(pairs[i].first, pairs[i].second);
+      finished();
+    }
     return out;
   }
   // Contiguous chunks: neighbouring outputs usually share subexpressions, and
@@ -538,7 +558,10 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
     if (lo >= hi) break;
     boost::asio::post(pool, [&, lo, hi] {
       Decider dec(ctx, limits);
-      for (std::size_t i = lo; i < hi; ++i) out[i] = dec.decide(pairs[i].first, pairs[i].second);
+      for (std::size_t i = lo; i < hi; ++i) {
+        out[i] = dec.decide(pairs[i].first, pairs[i].second);
+        finished();
+      }
     });
   }
   pool.join();

@@ -84,18 +84,27 @@ template class SeqInterner<std::uint32_t>;
 // ---------------------------------------------------------------- setup
 
 Algebra::Algebra(const ExprContext& ctx, const DecideLimits& limits) : ctx_(ctx), limits_(limits) {
-  deadline = std::chrono::steady_clock::now() +
-             std::chrono::microseconds(std::int64_t(limits.timeout_seconds * 1e6));
+  set_deadline(std::chrono::steady_clock::now());
   for (const KnownConstant& k : known_constants()) {
     if (k.meaning == "1/ln2") log2e_values_.push_back(k.value);
     if (k.meaning == "ln2") ln2_values_.push_back(k.value);
   }
 }
 
+void Algebra::set_deadline(std::chrono::steady_clock::time_point start) {
+  deadline = start + std::chrono::microseconds(std::int64_t(limits_.timeout_seconds * 1e6));
+  overall_ = limits_.deadline && *limits_.deadline < deadline;
+  if (overall_) deadline = *limits_.deadline;
+}
+
+std::string Algebra::time_limit_reason() const {
+  return overall_ ? std::string("the time budget of the whole check ran out")
+                  : "time limit of " + std::to_string(limits_.timeout_seconds) + " s reached";
+}
+
 void Algebra::check_deadline() {
   if ((++deadline_tick_ & 255) != 0) return;
-  if (std::chrono::steady_clock::now() > deadline)
-    throw LimitHit{"time limit of " + std::to_string(limits_.timeout_seconds) + " s reached"};
+  if (std::chrono::steady_clock::now() > deadline) throw LimitHit{time_limit_reason()};
 }
 
 void Algebra::note_terms(std::size_t n) {

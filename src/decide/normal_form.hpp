@@ -176,6 +176,9 @@ class Algebra {
 
   std::size_t peak_terms() const { return peak_terms_; }
   void check_deadline();
+  // deadline = start + timeout_seconds, or limits.deadline when that is sooner
+  void set_deadline(std::chrono::steady_clock::time_point start);
+  std::string time_limit_reason() const;
   std::chrono::steady_clock::time_point deadline;
 
   // Read access for encoders (Z3).
@@ -225,6 +228,7 @@ class Algebra {
   std::uint32_t ln2_atom_ = UINT32_MAX;
   MonoId ln2_mono_ = UINT32_MAX;
   std::vector<Rational> log2e_values_, ln2_values_;
+  bool overall_ = false;  // the deadline is limits.deadline
   std::size_t peak_terms_ = 0;
   unsigned deadline_tick_ = 0;
 };

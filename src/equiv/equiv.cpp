@@ -552,7 +552,11 @@ std::string Report::text() const {
       break;
     case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
     case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
-    case Outcome::Unknown: os << "UNKNOWN: not every output could be decided\n"; break;
+    case Outcome::Unknown:
+      os << "UNKNOWN: not every output could be decided";
+      if (stats.outputs_compared) os << " (" << stats.proved << " of " << stats.outputs_compared << " proved)";
+      os << "\n";
+      break;
     case Outcome::Error: os << "ERROR: " << error << "\n"; break;
     case Outcome::Unsupported:
       os << "UNSUPPORTED: outside what tileverify verifies\n";
@@ -562,7 +566,7 @@ std::string Report::text() const {
   }
   for (const Diagnostic& d : diagnostics) os << d.text();
   if (mismatch) {
-    os << "  first differing output: " << mismatch->output << "[" << mismatch->element << "]";
+    os << (verdict == Outcome::Unknown ? "  first undecided output: " : "  first differing output: ") << mismatch->output << "[" << mismatch->element << "]";
     if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)
       os << " (CTA " << mismatch->cta.x << "," << mismatch->cta.y << "," << mismatch->cta.z << ")";
     os << "\n";

@@ -90,3 +90,29 @@ TEST_CASE("deep expression chains do not overflow the stack") {
   CHECK(decide_equal(c, fwd, bwd).proved());
   CHECK(c.to_string(fwd, 100).size() <= 103);
 }
+
+TEST_CASE("an overall deadline: outputs not decided by then are Unknown, and progress is reported") {
+  ExprContext c;
+  auto a = naive_softmax(c, 32);
+  auto b = online_softmax(c, 32);
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (std::size_t i = 0; i < a.size(); ++i) pairs.emplace_back(a[i], b[i]);
+  DecideLimits lim;
+  std::size_t calls = 0, last = 0;
+  lim.progress = [&](std::size_t done, std::size_t total) {
+    ++calls;
+    CHECK(total == 32);
+    CHECK(done == last + 1);
+    last = done;
+  };
+  auto ok = decide_all(c, pairs, lim, 2);
+  CHECK(calls == 32);
+  for (const auto& d : ok) CHECK(d.proved());
+  lim.progress = nullptr;
+  lim.deadline = std::chrono::steady_clock::now();
+  auto late = decide_all(c, pairs, lim, 2);
+  for (const auto& d : late) {
+    CHECK(d.unknown());
+    CHECK(d.reason.find("time budget") != std::string::npos);
+  }
+}
