@@ -65,16 +65,7 @@ DType dtype_of(const std::string& s, const std::string& where) {
 }
 
 double half_value(std::uint16_t bits, bool bf16) {
-  if (bf16) {
-    std::uint32_t w = std::uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &w, sizeof f);
-    return double(f);
-  }
-  int exp = (bits >> 10) & 0x1f;
-  double mant = exp == 0 ? double(bits & 0x3ff) : double((bits & 0x3ff) | 0x400);
-  double v = std::ldexp(mant, (exp == 0 ? 1 : exp) - 25);
-  return (bits >> 15) ? -v : v;
+  return double((bf16 ? Rational::from_bf16_bits(bits) : Rational::from_f16_bits(bits)).to_long_double());
 }
 
 // The bit pattern a kernel receives for a scalar argument of the given dtype,

@@ -536,7 +536,13 @@ class Machine {
 
   // The float with these bits in format `type` (f32 unless f64, f16 or bf16); none for NaN.
   std::optional<V> from_bits(std::uint64_t bits, DType type) {
-    if (type == DType::F16 || type == DType::BF16) bits = half_to_f32_bits(std::uint32_t(bits & 0xffff), type);
+    if (type == DType::F16 || type == DType::BF16) {
+      std::uint16_t h = std::uint16_t(bits);
+      bool special = type == DType::F16 ? (h & 0x7c00u) == 0x7c00u : (h & 0x7f80u) == 0x7f80u;
+      std::uint16_t frac = type == DType::F16 ? (h & 0x3ffu) : (h & 0x7fu);
+      if (special) return frac ? std::nullopt : std::optional<V>(d_.infinity(h >> 15));
+      return d_.constant(type == DType::F16 ? Rational::from_f16_bits(h) : Rational::from_bf16_bits(h));
+    }
     if (type != DType::F64 && (bits & 0x7fffffffu) == 0x7f800000u) return d_.infinity(bits >> 31 & 1);
     if (type == DType::F64 && (bits & 0x7fffffffffffffffull) == 0x7ff0000000000000ull) return d_.infinity(bits >> 63);
     try {
@@ -545,23 +551,6 @@ class Machine {
     } catch (const std::domain_error&) {
       return std::nullopt;
     }
-  }
-
-  // The f32 with the same value as a 16-bit float (every f16 and bf16 value is an f32 value).
-  static std::uint64_t half_to_f32_bits(std::uint32_t h, DType type) {
-    if (type == DType::BF16) return std::uint64_t(h) << 16;
-    std::uint32_t sign = (h >> 15) << 31, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
-    if (exp == 0x1f) return sign | 0x7f800000u | (frac << 13);  // inf, NaN
-    if (exp == 0) {
-      if (frac == 0) return sign;
-      int e = -14;  // subnormal: normalize the fraction
-      while (!(frac & 0x400)) {
-        frac <<= 1;
-        --e;
-      }
-      return sign | std::uint32_t(e + 127) << 23 | (frac & 0x3ff) << 13;
-    }
-    return sign | (exp - 15 + 127) << 23 | frac << 13;
   }
 
   void set(std::uint32_t t, std::uint32_t r, const Val<V>& v) { reg(t, r) = v; }

@@ -28,6 +28,11 @@ TEST_CASE("float bit patterns convert exactly") {
   CHECK(Rational::from_f32_bits(0x3FB8AA3Bu) == Rational(12102203, 8388608));
   CHECK(Rational::from_f32_bits(0x3F800000u) == Rational(1));
   CHECK(Rational::from_f32_bits(0xBF000000u) == Rational(-1, 2));
+  CHECK(Rational::from_f16_bits(0x3e00u) == Rational(3, 2));
+  CHECK(Rational::from_f16_bits(0xc000u) == Rational(-2));
+  CHECK(Rational::from_f16_bits(0x7bffu) == Rational(65504));
+  CHECK(Rational::from_f16_bits(0x0001u) == Rational(1) / Rational::pow2(24));  // smallest subnormal
+  CHECK(Rational::from_bf16_bits(0x3fc0u) == Rational(3, 2));
   CHECK(Rational::from_f32_bits(0x00000001u) == Rational::pow2(-149));  // smallest subnormal
   CHECK(Rational::from_f64_bits(0x3FF0000000000000ull) == Rational(1));
   CHECK(Rational::from_double(0.1) != Rational(1, 10));
