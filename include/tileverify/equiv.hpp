@@ -25,6 +25,7 @@ struct KernelSpec {
   std::string kernel;  // entry name
   Dim3 block;
   std::uint64_t dynamic_shared = 0;  // bytes of extern .shared memory
+  std::optional<Dim3> grid;          // this kernel's own grid (else the spec's)
 };
 
 struct ParamSpec {
@@ -40,7 +41,9 @@ struct Spec {
   std::optional<KernelSpec> ref, opt;  // `tileverify check` uses ref alone
   Dim3 grid;
   Dim3 cta{0, 0, 0};  // which CTA to verify
-  bool all_ctas = false;  // "ctas": "all": verify every CTA of the grid, one after another
+  // "ctas": "all": run every CTA of each kernel's grid into one global memory
+  // and compare the whole outputs (conflicts between CTAs are races).
+  bool all_ctas = false;
   std::vector<ParamSpec> params;
   std::string expect;  // optional: the verdict the spec's author expects
   std::string path;    // the spec file, for messages

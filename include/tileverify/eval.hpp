@@ -84,6 +84,7 @@ struct Diagnostic {
 struct RunOptions {
   std::optional<std::uint64_t> random_schedule;  // seed; none: round-robin
   bool check_races = true;
+  bool record_touches = false;  // fill RunResult::touches (for checks over many CTAs)
   std::uint64_t max_steps = 2'000'000'000;       // thread-instructions before giving up (Unsupported)
 };
 
@@ -91,6 +92,15 @@ struct RunStats {
   std::uint64_t thread_instructions = 0;
   std::uint64_t block_syncs = 0;  // completed CTA barriers
   std::uint64_t warp_syncs = 0;   // completed warp-level syncs (warp barriers and collectives)
+};
+
+// How a run touched one element of a tensor argument. Nothing orders two
+// CTAs, so checks over a whole grid compare these between CTAs.
+struct Touch {
+  static constexpr std::uint8_t kRead = 1, kWrite = 2, kAtomic = 4;
+  std::uint8_t kinds = 0;
+  std::uint8_t atomic_op = 0;     // the AtomOp of the atomics (kAtomic)
+  std::uint32_t thread = 0, pc = 0;  // the first write or atomic, else the first read
 };
 
 template <class Domain>
@@ -101,6 +111,8 @@ struct RunResult {
   // Final contents of every Out/InOut tensor, by tensor name; an element
   // never written holds nullopt.
   std::map<std::string, std::vector<std::optional<Value>>> outputs;
+  // With RunOptions::record_touches: every tensor argument, by name.
+  std::map<std::string, std::vector<Touch>> touches;
   RunStats stats;
 };
 

@@ -144,6 +144,7 @@ KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& bas
   k.kernel = j["kernel"].get<std::string>();
   k.block = dim3_of(j["block"], "\"" + what + "\".block");
   if (j.contains("dynamic_shared")) k.dynamic_shared = j["dynamic_shared"].get<std::uint64_t>();
+  if (j.contains("grid")) k.grid = dim3_of(j["grid"], "\"" + what + "\".grid");
   return k;
 }
 
@@ -226,7 +227,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 Launch launch_of(const Spec& s, const KernelSpec& k) {
   Launch l;
   l.block = k.block;
-  l.grid = s.grid;
+  l.grid = k.grid ? *k.grid : s.grid;
   l.cta = s.cta;
   for (const ParamSpec& p : s.params) {
     if (p.tensor)
@@ -291,39 +292,161 @@ namespace {
 Report check_one(const Spec& spec);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
 
-// Runs `one` on the spec's CTA, or on every CTA of the grid for "ctas": "all",
-// stopping at the first CTA whose verdict is not clean.
-template <class F>
-Report over_ctas(const Spec& spec, F one) {
-  if (!spec.all_ctas) return one(spec);
-  Report total;
-  Spec s = spec;
-  for (std::uint32_t z = 0; z < spec.grid.z; ++z)
-    for (std::uint32_t y = 0; y < spec.grid.y; ++y)
-      for (std::uint32_t x = 0; x < spec.grid.x; ++x) {
-        s.cta = Dim3{x, y, z};
-        Report r = one(s);
-        if (r.verdict != Outcome::Equivalent && r.verdict != Outcome::Ok) {
-          std::string where = "CTA (" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
-          for (Diagnostic& d : r.diagnostics) d.message = where + ": " + d.message;
-          if (r.mismatch) r.mismatch->cta = s.cta;
-          if (!r.error.empty() && r.verdict != Outcome::Error) r.error = where + ": " + r.error;
-          return r;
+using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
+Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
+                      const std::string& ref_name, const std::string& opt_name);
+
+std::string cta_name(const Dim3& d) {
+  return "CTA (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// One kernel run on every CTA of its grid into one global memory. Nothing
+// orders two CTAs, so an element that one CTA writes and another touches is a
+// race, unless both only apply the same atomic (add, min, max): those merge.
+struct GridRun {
+  Outputs outputs;
+  std::vector<Diagnostic> diagnostics;
+  RunStats stats;
+};
+
+GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, SymbolicDomain& dom, ExprContext& c) {
+  GridRun g;
+  Launch l = launch_of(spec, k);
+  RunOptions opts;
+  opts.record_touches = true;
+  struct Owner {
+    Dim3 cta;
+    Touch touch;
+  };
+  std::map<std::string, std::vector<std::optional<Owner>>> owners;
+  std::map<std::string, std::vector<std::vector<Expr>>> atomic_parts;  // per element: each CTA's final value
+  auto access = [&](const Owner& o) {
+    AccessInfo a;
+    a.thread = o.touch.thread;
+    a.pc = o.touch.pc;
+    a.write = o.touch.kinds & (Touch::kWrite | Touch::kAtomic);
+    a.loc = p.code[o.touch.pc].loc;
+    a.instr = p.instr_text(o.touch.pc);
+    a.kind = o.touch.kinds & Touch::kAtomic ? "atomic" : a.write ? "write" : "read";
+    return a;
+  };
+  for (std::uint32_t z = 0; z < l.grid.z; ++z)
+    for (std::uint32_t y = 0; y < l.grid.y; ++y)
+      for (std::uint32_t x = 0; x < l.grid.x; ++x) {
+        l.cta = Dim3{x, y, z};
+        auto run = run_program(p, l, dom, opts);
+        g.stats.thread_instructions += run.stats.thread_instructions;
+        g.stats.block_syncs += run.stats.block_syncs;
+        g.stats.warp_syncs += run.stats.warp_syncs;
+        if (!run.diagnostics.empty()) {
+          for (Diagnostic d : run.diagnostics) {
+            d.message = cta_name(l.cta) + ": " + d.message;
+            g.diagnostics.push_back(d);
+          }
+          return g;
         }
-        r.stats.parse_seconds += total.stats.parse_seconds;
-        r.stats.eval_seconds += total.stats.eval_seconds;
-        r.stats.decide_seconds += total.stats.decide_seconds;
-        r.stats.outputs_compared += total.stats.outputs_compared;
-        r.stats.proved += total.stats.proved;
-        total = r;
+        for (const auto& [name, ts] : run.touches) {
+          auto& own = owners[name];
+          own.resize(ts.size());
+          auto out_it = run.outputs.find(name);
+          for (std::size_t e = 0; e < ts.size(); ++e) {
+            const Touch& t = ts[e];
+            if (!t.kinds) continue;
+            Owner mine{l.cta, t};
+            if (own[e]) {
+              const Owner& o = *own[e];
+              bool o_upd = o.touch.kinds & (Touch::kWrite | Touch::kAtomic), m_upd = t.kinds & (Touch::kWrite | Touch::kAtomic);
+              bool both_atomic = o.touch.kinds == Touch::kAtomic && t.kinds == Touch::kAtomic &&
+                                 o.touch.atomic_op == t.atomic_op && o.touch.atomic_op <= std::uint8_t(AtomOp::Max);
+              if ((o_upd || m_upd) && !both_atomic) {
+                Diagnostic d;
+                d.kind = DiagKind::Race;
+                d.buffer = name;
+                d.element = std::int64_t(e);
+                d.loc = p.code[t.pc].loc;
+                d.threads = {o.touch.thread, t.thread};
+                d.message = "data race on global " + name + "[" + std::to_string(e) + "] between " + cta_name(o.cta) +
+                            " and " + cta_name(l.cta);
+                d.accesses = {access(o), access(mine)};
+                d.detail = "  the first access is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                           ": nothing orders two CTAs of a grid\n  (no barrier reaches across CTAs), so the result "
+                           "depends on which runs first; each element must be\n  written by one CTA, or only "
+                           "updated by the same atomic (add, min, max)\n";
+                g.diagnostics.push_back(d);
+                return g;
+              }
+              if (!o_upd && m_upd) own[e] = mine;  // remember the writer over a reader
+            } else {
+              own[e] = mine;
+            }
+            if (out_it == run.outputs.end() || e >= out_it->second.size() || !out_it->second[e]) continue;
+            auto& outv = g.outputs[name];
+            outv.resize(ts.size());
+            if (t.kinds & Touch::kAtomic) {
+              auto& parts = atomic_parts[name];
+              parts.resize(ts.size());
+              parts[e].push_back(*out_it->second[e]);
+            } else if (t.kinds & Touch::kWrite) {
+              outv[e] = *out_it->second[e];
+            }
+          }
+        }
       }
-  return total;
+  // Atomics from several CTAs: each CTA's run started from the input value y0.
+  for (auto& [name, parts] : atomic_parts)
+    for (std::size_t e = 0; e < parts.size(); ++e) {
+      if (parts[e].empty()) continue;
+      AtomOp op = AtomOp(owners[name][e]->touch.atomic_op);
+      Expr v = parts[e][0];
+      if (op == AtomOp::Add) {
+        Expr y0 = dom.input(name, e);
+        for (std::size_t i = 1; i < parts[e].size(); ++i) v = c.add(v, c.sub(parts[e][i], y0));
+      } else {
+        for (std::size_t i = 1; i < parts[e].size(); ++i) v = op == AtomOp::Max ? c.max(v, parts[e][i]) : c.min(v, parts[e][i]);
+      }
+      g.outputs[name][e] = v;
+    }
+  return g;
+}
+
+Report grid_check(const Spec& spec, const DecideLimits* limits) {
+  Report r;
+  r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
+  std::vector<std::pair<const KernelSpec*, std::string>> kernels{{&*spec.ref, spec.ref->kernel}};
+  if (spec.opt) {
+    kernels[0].second = "ref (" + spec.ref->kernel + ")";
+    kernels.emplace_back(&*spec.opt, "opt (" + spec.opt->kernel + ")");
+  }
+  ExprContext c;
+  SymbolicDomain dom(c);
+  std::vector<GridRun> runs;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto p = load_program(*kernels[i].first, &r);
+    r.stats.parse_seconds += since(t0);
+    if (!p) return r;
+    t0 = std::chrono::steady_clock::now();
+    runs.push_back(run_grid(*p, spec, *kernels[i].first, dom, c));
+    r.stats.eval_seconds += since(t0);
+    (i == 0 ? r.stats.ref : r.stats.opt) = runs.back().stats;
+    take_diagnostics(r, runs.back().diagnostics, kernels[i].second);
+    if (!r.diagnostics.empty()) return r;
+  }
+  if (!limits) return r;
+  double parse = r.stats.parse_seconds, eval = r.stats.eval_seconds;
+  RunStats ra = r.stats.ref, rb = r.stats.opt;
+  r = decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, *limits, kernels[0].second, kernels[1].second);
+  r.stats.parse_seconds = parse;
+  r.stats.eval_seconds = eval;
+  r.stats.ref = ra;
+  r.stats.opt = rb;
+  return r;
 }
 
 }  // namespace
 
 Report check(const Spec& spec) {
-  return over_ctas(spec, [](const Spec& s) { return check_one(s); });
+  return spec.all_ctas ? grid_check(spec, nullptr) : check_one(spec);
 }
 
 namespace {
@@ -418,7 +541,12 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   take_diagnostics(r, a.diagnostics, ref_name);
   take_diagnostics(r, b.diagnostics, opt_name);
   if (!r.diagnostics.empty()) return r;
+  return decide_outputs(std::move(r), c, a.outputs, b.outputs, limits, ref_name, opt_name);
+}
 
+// Compares two kernels' outputs element by element (r.verdict is Equivalent on entry).
+Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
+                      const std::string& ref_name, const std::string& opt_name) {
   // Pair up every output element; elements neither kernel wrote are not this CTA's.
   struct Item {
     std::string name;
@@ -426,9 +554,9 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
     Expr x, y;
   };
   std::vector<Item> items;
-  for (const auto& [name, xs] : a.outputs) {
-    auto it = b.outputs.find(name);
-    if (it == b.outputs.end()) continue;
+  for (const auto& [name, xs] : ao) {
+    auto it = bo.find(name);
+    if (it == bo.end()) continue;
     const auto& ys = it->second;
     for (std::uint64_t i = 0; i < xs.size() && i < ys.size(); ++i) {
       if (!xs[i] && !ys[i]) continue;
@@ -449,7 +577,7 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   }
   std::vector<std::pair<Expr, Expr>> pairs;
   for (const Item& it : items) pairs.emplace_back(it.x, it.y);
-  t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   // A wrong kernel usually differs almost everywhere: the outputs that differ
   // at one random point are decided first, and the first refuted one is the
   // answer (deciding all of them took minutes for a broken attention kernel).
@@ -487,7 +615,8 @@ Report check_equivalence(const Program& ref, const Launch& lr, const Program& op
 }
 
 Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
-  return over_ctas(spec, [&](const Spec& s) { return equivalence_one(s, limits); });
+  if (spec.all_ctas && (!spec.ref || !spec.opt)) return equivalence_one(spec, limits);  // its error
+  return spec.all_ctas ? grid_check(spec, &limits) : equivalence_one(spec, limits);
 }
 
 namespace {

@@ -45,7 +45,9 @@ std::string Diagnostic::text() const {
       os << "  " << (i == 0 ? "earlier " : "later   ") << how << " by thread " << a.thread << " at " << a.loc.text()
          << ": " << a.instr << "\n";
     }
-    if (async)
+    if (!detail.empty())
+      ;  // the reporter explains this race itself (e.g. between two CTAs)
+    else if (async)
       os << "  cp.async writes shared memory only when a cp.async.wait_group / wait_all of the copying\n"
             "  thread retires its group: wait for the group (and, for other threads, then add a barrier)\n"
             "  before touching the destination\n";
@@ -130,6 +132,7 @@ struct Memory {
   std::vector<Val<V>> cells;
   std::vector<Shadow> shadow;
   std::vector<std::uint32_t> pending;  // per cell: id of a cp.async not yet retired (0: none); empty until one targets it
+  std::vector<Touch> touches;          // tensor arguments, with RunOptions::record_touches
 };
 
 // One element of an issued cp.async: its source was read at the cp.async, its
@@ -698,7 +701,21 @@ class Machine {
   }
 
   void check_read(std::uint32_t t, Memory<V>& m, std::size_t c) { check_read(t, m, c, pc_[t]); }
+  void touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc) {
+    if (!o_.record_touches || m.role == Role::Scratch || m.space != Space::Global) return;
+    if (m.touches.size() < m.cells.size()) m.touches.resize(m.cells.size());
+    Touch& x = m.touches[c];
+    bool first_update = kind != Touch::kRead && !(x.kinds & (Touch::kWrite | Touch::kAtomic));
+    if (x.kinds == 0 || first_update) {
+      x.thread = t;
+      x.pc = pc;
+    }
+    if (kind == Touch::kAtomic) x.atomic_op = p_.code[pc].mode;
+    x.kinds |= kind;
+  }
+
   void check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+    touch(m, c, Touch::kRead, t, pc);
     check_pending(t, m, c, Access::Read, pc);
     if (!o_.check_races || m.per_thread) return;
     Shadow& s = m.shadow[c];
@@ -711,6 +728,7 @@ class Machine {
   }
 
   void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write) {
+    touch(m, c, Touch::kWrite, t, pc);
     check_pending(t, m, c, kind, pc);
     if (!o_.check_races || m.per_thread) return;
     Shadow& s = m.shadow[c];
@@ -732,6 +750,7 @@ class Machine {
   // Atomics commute with each other (the same operation on the same type),
   // so two of them never race; an atomic and a plain access do, unless ordered.
   void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+    touch(m, c, Touch::kAtomic, t, pc);
     check_pending(t, m, c, Access::Atomic, pc);
     if (!o_.check_races || m.per_thread) return;
     Shadow& s = m.shadow[c];
@@ -1555,6 +1574,11 @@ class Machine {
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       if (param_buf_[i] == kNone) continue;
       const Memory<V>& m = mem_[param_buf_[i]];
+      if (o_.record_touches) {
+        auto& tv = r.touches[m.name];
+        tv = m.touches;
+        tv.resize(m.cells.size());
+      }
       if (m.role != Role::Out && m.role != Role::InOut) continue;
       auto& out = r.outputs[m.name];
       out.resize(m.cells.size());

@@ -68,8 +68,8 @@ inline tileverify::Launch launch_of(std::uint32_t block, const std::vector<tilev
 inline tileverify::Report equiv(const std::string& file, const std::string& ref, const std::string& opt,
                                 std::uint32_t block, const std::vector<tileverify::ParamSpec>& params) {
   tileverify::Spec s;
-  s.ref = tileverify::KernelSpec{path_of(file), ref, tileverify::Dim3{block, 1, 1}, 0};
-  s.opt = tileverify::KernelSpec{path_of(file), opt, tileverify::Dim3{block, 1, 1}, 0};
+  s.ref = tileverify::KernelSpec{path_of(file), ref, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
+  s.opt = tileverify::KernelSpec{path_of(file), opt, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
   s.grid = tileverify::Dim3{1, 1, 1};
   s.params = params;
   s.path = "test";
@@ -80,7 +80,7 @@ inline tileverify::Report equiv(const std::string& file, const std::string& ref,
 inline tileverify::Report check(const std::string& file, const std::string& kernel, std::uint32_t block,
                                 const std::vector<tileverify::ParamSpec>& params) {
   tileverify::Spec s;
-  s.ref = tileverify::KernelSpec{path_of(file), kernel, tileverify::Dim3{block, 1, 1}, 0};
+  s.ref = tileverify::KernelSpec{path_of(file), kernel, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
   s.grid = tileverify::Dim3{1, 1, 1};
   s.params = params;
   s.path = "test";
