@@ -56,7 +56,8 @@ struct SpecResult {
 SpecResult load_spec(const std::string& path);
 SpecResult parse_spec(const std::string& json_text, const std::string& path);
 
-enum class Outcome { Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error };
+// Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
+enum class Outcome { Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error, Trap };
 const char* outcome_name(Outcome o);  // "equivalent", "not_equivalent", ... as in the JSON report
 
 struct Mismatch {

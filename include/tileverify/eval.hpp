@@ -8,7 +8,8 @@
 //   - an access races with an earlier conflicting access of another thread
 //     unless a common sync orders them (vector clocks), in shared and global
 //     memory alike;
-//   - out-of-bounds and uninitialized reads are errors;
+//   - out-of-bounds and uninitialized reads are errors, and so is reaching
+//     a trap (__trap(), a failed assert());
 //   - an address, branch or integer that depends on tensor data is outside
 //     the structured-CTA class: NotStructured.
 // Because these dynamics are confluent, one schedule gives the outputs of all
@@ -55,7 +56,9 @@ struct Launch {
   std::vector<LaunchArg> args;  // one per Program parameter, in order
 };
 
-enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch };
+// Trap: a thread executed trap (__trap()) or a failed assert(); the message
+// gives the assert's condition, file, line and function when the PTX has them.
+enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap };
 const char* diag_kind_name(DiagKind k);
 
 struct AccessInfo {

@@ -36,7 +36,11 @@ struct SourceLoc {
   std::string file;
   std::uint32_t line = 0;
   std::uint32_t column = 0;
-  std::string text() const;  // "file:line:column", or "instruction N" when unknown
+  // The CUDA source line this place was compiled from, "k.cu:31", when the
+  // PTX carries it (.loc debug info: nvcc -lineinfo or -G); empty otherwise.
+  std::string source = {};
+  std::string text() const;         // "file:line:column", or "instruction N" when unknown
+  std::string with_source() const;  // text() and, when known, " (k.cu:31)"
 };
 
 enum class Special : std::uint8_t { TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ, LaneId, WarpId };
@@ -101,6 +105,10 @@ enum class Opcode : std::uint8_t {
   // wmma.load.{a,b,c} frag, [p], stride / wmma.mma d, a, b, c /
   // wmma.store.d [p], frag, stride: warp collectives over 16x16-style tiles.
   WmmaLoad, WmmaMma, WmmaStore,
+  // trap (PTX trap; __trap()) and a failed assert() (a call to the CUDA
+  // runtime's __assertfail, mode 1, src: the message, file, line and function
+  // arguments as given): executing it stops the run with DiagKind::Trap.
+  Trap,
 };
 const char* opcode_name(Opcode op);
 
@@ -114,11 +122,13 @@ enum class WmmaMatrix : std::uint8_t { A, B, C };  // C: the accumulator (load.c
 
 struct Instr {
   Opcode op = Opcode::Mov;
-  DType type = DType::B32;     // the operation's type (destination type for Cvt)
+  DType type = DType::B32;     // the operation's type (destination type for Cvt; a Cvt with two
+                               // sources, cvt.{f16,bf16}x2.f32 d, a, b, packs b low and a high)
   DType src_type = DType::B32; // Cvt: source type; Mma: input (A/B) type
   Space space = Space::Global; // Ld/St/LdMatrix/Atom/CpAsync (destination)/Wmma
   Cmp cmp = Cmp::EQ;           // Setp
-  std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4) / AtomOp / WmmaMatrix
+  std::uint8_t mode = 0;       // ShflMode / VoteMode / MmaShape / LdMatrix count (1, 2, 4) / AtomOp / WmmaMatrix /
+                               // Cvt: 1 .relu / Trap: 1 a failed assert
   bool trans = false;          // LdMatrix .trans; WmmaLoad/WmmaStore: column-major memory layout
   std::uint8_t shape = 0;      // WmmaShape
   bool saturate = false;       // Cvt .sat: clamp a float to [0, 1]

@@ -6,10 +6,16 @@
 // their PTX file:line:column. Neither throws on bad input: every error is a
 // value naming file:line:column and what was wrong (an unknown opcode, a
 // malformed operand, an undeclared register, a truncated file ...).
+//
+// Debug information (nvcc -lineinfo, -G): `.loc` lines give each following
+// instruction its CUDA source line, which SourceLoc::source carries
+// ("k.cu:31", with the file of the matching `.file` directive); `.section`
+// blocks (DWARF data) are skipped.
 #pragma once
 
 #include "tileverify/program.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +25,7 @@ namespace tileverify::ptx {
 struct Error {
   SourceLoc loc;
   std::string message;
-  std::string text() const { return loc.text() + ": error: " + message; }
+  std::string text() const { return loc.with_source() + ": error: " + message; }
 };
 
 // One operand as written.
@@ -38,7 +44,10 @@ struct Instruction {
   bool guard_negated = false;
   std::string opcode;  // full dotted opcode, e.g. "ld.global.nc.v4.f32"
   std::vector<Operand> operands;
-  SourceLoc loc;
+  SourceLoc loc;  // loc.source: from the .loc in force, resolved through Module::files
+  // The last `.loc FILE LINE COLUMN` before the instruction; file -1: none.
+  int debug_file = -1;
+  std::uint32_t debug_line = 0, debug_column = 0;
 };
 
 struct Statement {
@@ -95,6 +104,7 @@ struct Module {
   int address_size = 64;
   std::vector<VarDecl> globals;  // module-level .shared/.global/.const
   std::vector<Kernel> kernels;
+  std::map<int, std::string> files;  // `.file N "path"` debug directives
   const Kernel* find(const std::string& name) const;
 };
 

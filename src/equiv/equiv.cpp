@@ -31,6 +31,7 @@ const char* outcome_name(Outcome o) {
     case Outcome::Unknown: return "unknown";
     case Outcome::Ok: return "ok";
     case Outcome::Error: return "error";
+    case Outcome::Trap: return "trap";
   }
   return "error";
 }
@@ -266,6 +267,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::NotStructured:
     case DiagKind::Unsupported: return Outcome::Unsupported;
     case DiagKind::BadLaunch: return Outcome::Error;
+    case DiagKind::Trap: return Outcome::Trap;
   }
   return Outcome::Error;
 }
@@ -655,7 +657,8 @@ int Report::exit_code() const {
     case Outcome::Race:
     case Outcome::Deadlock:
     case Outcome::OutOfBounds:
-    case Outcome::Uninitialized: return 2;
+    case Outcome::Uninitialized:
+    case Outcome::Trap: return 2;
     case Outcome::Unsupported:
     case Outcome::Unknown: return 3;
     case Outcome::Error: return 4;
@@ -671,6 +674,7 @@ std::string Report::text() const {
          << stats.outputs_compared << " proved)\n";
       break;
     case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
+    case Outcome::Trap: os << "UNSAFE (trap): a thread reaches a failed assert() or a trap\n"; break;
     case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
     case Outcome::Unknown:
       os << "UNKNOWN: not every output could be decided";
@@ -715,17 +719,21 @@ std::string Report::json() const {
     x["kind"] = diag_kind_name(d.kind);
     x["message"] = d.message;
     x["location"] = d.loc.text();
+    if (!d.loc.source.empty()) x["source"] = d.loc.source;  // the CUDA line (.loc debug info)
     x["threads"] = d.threads;
     if (!d.buffer.empty()) {
       x["buffer"] = d.buffer;
       x["element"] = d.element;
     }
-    for (const AccessInfo& a : d.accesses)
-      x["accesses"].push_back({{"thread", a.thread},
-                               {"write", a.write},
-                               {"kind", a.kind.empty() ? (a.write ? "write" : "read") : a.kind},
-                               {"location", a.loc.text()},
-                               {"instruction", a.instr}});
+    for (const AccessInfo& a : d.accesses) {
+      nlohmann::json ax = {{"thread", a.thread},
+                           {"write", a.write},
+                           {"kind", a.kind.empty() ? (a.write ? "write" : "read") : a.kind},
+                           {"location", a.loc.text()},
+                           {"instruction", a.instr}};
+      if (!a.loc.source.empty()) ax["source"] = a.loc.source;
+      x["accesses"].push_back(ax);
+    }
     j["diagnostics"].push_back(x);
   }
   if (!error.empty()) j["error"] = error;

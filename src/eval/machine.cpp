@@ -22,6 +22,7 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::NotStructured: return "not_structured";
     case DiagKind::Unsupported: return "unsupported";
     case DiagKind::BadLaunch: return "bad_launch";
+    case DiagKind::Trap: return "trap";
   }
   return "?";
 }
@@ -42,7 +43,7 @@ std::string Diagnostic::text() const {
       std::string how = a.kind.empty() ? (a.write ? "write" : "read ") : a.kind;
       async = async || a.kind == "cp.async write";
       atomic = atomic || a.kind == "atomic";
-      os << "  " << (i == 0 ? "earlier " : "later   ") << how << " by thread " << a.thread << " at " << a.loc.text()
+      os << "  " << (i == 0 ? "earlier " : "later   ") << how << " by thread " << a.thread << " at " << a.loc.with_source()
          << ": " << a.instr << "\n";
     }
     if (!detail.empty())
@@ -58,7 +59,7 @@ std::string Diagnostic::text() const {
       os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
             "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
-    os << "  at " << loc.text() << "\n";
+    os << "  at " << loc.with_source() << "\n";
     if (!threads.empty()) {
       os << "  thread" << (threads.size() > 1 ? "s " : " ");
       for (std::size_t i = 0; i < threads.size() && i < 16; ++i) os << (i ? ", " : "") << threads[i];
@@ -404,7 +405,7 @@ class Machine {
                 " threads wait at syncs whose thread sets never complete";
     d.loc = p_.code[pc_[first]].loc;
     for (auto& [pc, ts] : by_pc) {
-      os << "  waiting at " << p_.code[pc].loc.text() << " (" << p_.instr_text(pc) << "): threads ";
+      os << "  waiting at " << p_.code[pc].loc.with_source() << " (" << p_.instr_text(pc) << "): threads ";
       for (std::size_t i = 0; i < ts.size() && i < 8; ++i) os << (i ? ", " : "") << ts[i];
       if (ts.size() > 8) os << ", ... (" << ts.size() << ")";
       std::vector<std::uint32_t> set = sync_set(ts[0], p_.code[pc]);
@@ -822,6 +823,8 @@ class Machine {
       case Opcode::Atom:
         atomic(t, in);
         break;
+      case Opcode::Trap:
+        trap(t, in);  // stops the run
       case Opcode::CpAsync:
         cp_async(t, in);
         break;
@@ -857,6 +860,10 @@ class Machine {
     Addr a = address(t, in.src[0]);
     Memory<V>& m = mem_[a.buf];
     for (std::size_t k = 0; k < in.dst.size(); ++k) {
+      if (packed(m, in.type)) {
+        set(t, in.dst[k], load_pair(t, m, a, k));
+        continue;
+      }
       std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
       check_read(t, m, c);
       Val<V> v = m.cells[c];
@@ -891,6 +898,45 @@ class Machine {
     uninitialized_ = d;
   }
 
+  // trap, or a failed assert(): on a GPU the kernel stops here with an error
+  // (the launch fails). The assert's message, file and function are C strings
+  // in module data ($str arrays), read from their initializers.
+  [[noreturn]] void trap(std::uint32_t t, const Instr& in) {
+    auto arg = [&](std::size_t i) -> Val<V> {
+      if (i >= in.src.size()) return Val<V>{};
+      const Operand& o = in.src[i];
+      if (o.kind == Operand::Kind::Reg) return reg(t, o.index);  // an unset register: no text, not an error
+      return o.kind == Operand::Kind::None ? Val<V>{} : operand(t, o);
+    };
+    auto text = [&](std::size_t i) {
+      std::string s;
+      Val<V> v = arg(i);
+      if (v.kind != VKind::Ptr || v.i < 0) return s;
+      const std::vector<std::uint8_t>& bytes = mem_[v.buf].init;
+      for (std::size_t k = std::size_t(v.i); k < bytes.size() && bytes[k] != 0 && s.size() < 400; ++k)
+        s += bytes[k] >= 0x20 && bytes[k] < 0x7f ? char(bytes[k]) : '?';
+      return s;
+    };
+    Diagnostic d;
+    d.kind = DiagKind::Trap;
+    d.loc = in.loc;
+    d.threads = {t};
+    if (in.mode == 1) {
+      std::string msg = text(0), file = text(1), func = text(3);
+      Val<V> line = arg(2);
+      d.message = msg.empty() ? "an assert() failed" : "assertion `" + msg + "` failed";
+      std::string where = file;
+      if (!file.empty() && line.kind == VKind::Int) where += ":" + std::to_string(line.i);
+      if (!func.empty()) where += (where.empty() ? "in " : ", in ") + func;
+      if (!where.empty()) d.message += " (" + where + ")";
+    } else {
+      d.message = "the kernel executed a trap instruction (__trap())";
+    }
+    d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n"
+               "  on a GPU the kernel stops here and the launch fails with an error\n";
+    throw Stop{d};
+  }
+
   // t: the thread that uses the value (kNone for an output: then the atomic is the place).
   [[noreturn]] void schedule_dependent(std::uint32_t t, std::uint32_t sched, const std::string& what) {
     const std::uint32_t atom_pc = sched - 1;
@@ -899,7 +945,7 @@ class Machine {
     d.message = what + " depends on the value an atomic returned, which depends on the schedule";
     d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
     if (t != kNone) d.threads = {t};
-    d.detail = "  the atomic: " + p_.code[atom_pc].loc.text() + ": " + p_.instr_text(atom_pc) +
+    d.detail = "  the atomic: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) +
                "\n  atomics run in an order the schedule decides: the final value they accumulate does not\n"
                "  depend on it, but the old value each one returns does\n";
     throw Stop{d};
@@ -909,11 +955,64 @@ class Machine {
     if (m.read_only) fail(DiagKind::Unsupported, t, "a write to '" + m.name + "', which is read-only .const data");
   }
 
+  // Packed 16-bit data: a 32-bit integer access (ld/st .u32 / .b32, and their
+  // vectors: the uint4 copies of half arrays) to memory of 16-bit elements
+  // moves two elements, element 2k in the low half. A register holds them as
+  // a Pair (floats) or as the 32 bits (integers). A byte array that a Pair is
+  // stored into first takes 16-bit elements.
+  static bool packed(const Memory<V>& m, DType access) {
+    return dtype_bytes(access) == 4 && !dtype_is_float(access) && !m.untyped && m.esize == 2;
+  }
+
+  Val<V> load_pair(std::uint32_t t, Memory<V>& m, const Addr& a, std::size_t k) {
+    Val<V> half[2];
+    for (std::size_t h = 0; h < 2; ++h) {
+      std::size_t c = cell(t, a, 2 * k + h, 2, false);
+      check_read(t, m, c);
+      half[h] = m.cells[c];
+      if (half[h].kind == VKind::Undef) {
+        note_uninitialized(t, m, c);
+        half[h] = float_val(d_.poison(m.name, c));
+      }
+    }
+    Val<V> v;
+    if (half[0].kind == VKind::Int && half[1].kind == VKind::Int) {
+      v = int_val(std::int64_t((std::uint64_t(half[0].i) & 0xffff) | (std::uint64_t(half[1].i) & 0xffff) << 16));
+    } else if (half[0].kind == VKind::Float && half[1].kind == VKind::Float) {
+      v.kind = VKind::Pair;
+      v.f = half[0].f;
+      v.g = half[1].f;
+    } else {
+      fail(DiagKind::Unsupported, t, "a 32-bit load of two 16-bit elements of '" + m.name + "' that are not both numbers");
+    }
+    v.sched = std::max(half[0].sched, half[1].sched);
+    return v;
+  }
+
   void store(std::uint32_t t, const Instr& in) {
     Addr a = address(t, in.src[0]);
     Memory<V>& m = mem_[a.buf];
     check_writable(t, m);
     for (std::size_t k = 1; k < in.src.size(); ++k) {
+      const bool pair = in.src[k].kind == Operand::Kind::Reg && reg(t, in.src[k].index).kind == VKind::Pair;
+      if ((pair && m.untyped && dtype_bytes(in.type) == 4 && !dtype_is_float(in.type)) || packed(m, in.type)) {
+        Val<V> pv = operand(t, in.src[k]);
+        for (std::size_t h = 0; h < 2; ++h) {
+          std::size_t c = cell(t, a, 2 * (k - 1) + h, 2, true);
+          Val<V> half = pv;
+          if (pv.kind == VKind::Pair) {
+            half.kind = VKind::Float;
+            half.f = h == 0 ? pv.f : pv.g;
+          } else if (pv.kind == VKind::Int) {
+            half.i = std::int64_t(std::uint64_t(pv.i) >> (16 * h) & 0xffff);
+          } else {
+            fail(DiagKind::Unsupported, t, "a 32-bit store into 16-bit elements of '" + m.name + "' of a value that is not two halves");
+          }
+          check_write(t, m, c, pc_[t]);
+          m.cells[c] = half;
+        }
+        continue;
+      }
       std::size_t c = cell(t, a, k - 1, dtype_bytes(in.type), true);
       Val<V> v = operand(t, in.src[k]);
       check_write(t, m, c, pc_[t]);
@@ -1057,6 +1156,12 @@ class Machine {
       case Opcode::Mov:
         if (in.src.size() == 2) {  // mov.b32 d, {lo, hi}: pack two halves
           Val<V> lo = src(0), hi = src(1);
+          if (p_.registers[in.dst[0]].dtype == DType::F32 && lo.kind == VKind::Int && lo.i == 0) {
+            // mov.b32 %f, {0, %h}: a bf16 widened to f32 (its bits are the f32's high half), as
+            // __bfloat162float does it
+            out = float_val(as_float(t, hi, DType::BF16));
+            break;
+          }
           out.kind = VKind::Pair;
           out.f = as_float(t, lo, DType::F16);
           out.g = as_float(t, hi, DType::F16);
@@ -1072,12 +1177,24 @@ class Machine {
         out = src(0);
         break;
       case Opcode::Cvt: {
+        if (in.src.size() == 2) {  // cvt.{f16,bf16}x2.f32 d, a, b: a to the high half, b to the low
+          V hi = as_float(t, src(0), in.src_type), lo = as_float(t, src(1), in.src_type);
+          if (in.mode == 1) {  // .relu
+            hi = d_.max(hi, d_.constant(Rational(0)));
+            lo = d_.max(lo, d_.constant(Rational(0)));
+          }
+          out.kind = VKind::Pair;
+          out.f = lo;
+          out.g = hi;
+          break;
+        }
         Val<V> a = src(0);
         if (a.kind == VKind::Ptr) {
           out = a;
         } else if (dtype_is_float(ty) && dtype_is_float(in.src_type)) {
           V v = as_float(t, a, in.src_type);  // reals: float-format casts are the identity
           if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
+          if (in.mode == 1) v = d_.max(v, d_.constant(Rational(0)));  // .relu
           out = float_val(v);
         } else if (dtype_is_float(ty)) {
           out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));

@@ -49,7 +49,7 @@ const char* opcode_name(Opcode op) {
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
-                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store"};
+                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap"};
   return names[std::size_t(op)];
 }
 
@@ -62,6 +62,8 @@ std::string SourceLoc::text() const {
   if (line == 0) return file.empty() ? std::string("<unknown>") : file;
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
+
+std::string SourceLoc::with_source() const { return source.empty() ? text() : text() + " (" + source + ")"; }
 
 static std::string operand_text(const Program& p, const Operand& o) {
   switch (o.kind) {
@@ -97,6 +99,8 @@ std::string Program::instr_text(std::uint32_t pc) const {
     os << "wmma.store.d" << (in.trans ? ".col" : ".row");
   else if (in.op == Opcode::CpAsyncWait && in.mode == 1)
     os << "cp.async.wait_all";
+  else if (in.op == Opcode::Trap)  // the assert's arguments are .param slots: not worth listing
+    return os.str() + (in.mode == 1 ? "call __assertfail" : "trap");
   else
     os << opcode_name(in.op);
   if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);

@@ -127,17 +127,25 @@ class Lowering {
     return b;
   }
 
-  // Module-level data: .shared arrays now; .global and .const data when a
-  // kernel first names it (a module may hold much data no kernel here reads).
+  // Module-level data: .shared arrays now; .global and .const data, and
+  // dynamic shared memory (extern .shared x[]), when a kernel first names it
+  // (a module may hold much data, and a dynamic array, no kernel here uses).
   void add_module_var(const VarDecl& v) {
-    if (v.space == ".shared") return add_var(nullptr, v);
-    if (v.space == ".global" || v.space == ".const") module_data_[v.name] = &v;
+    if (v.space == ".shared" && !v.unsized) return add_var(nullptr, v);
+    if (v.space == ".global" || v.space == ".const" || v.space == ".shared") module_data_[v.name] = &v;
   }
 
   // .global / .const data, with its initializer. .const data without one (a
   // __constant__ the host fills with cudaMemcpyToSymbol) is an error where a
   // kernel uses it; .global data without one starts uninitialized.
   std::uint32_t add_module_data(const VarDecl& v, const SourceLoc& use) {
+    if (v.space == ".shared") {  // dynamic shared memory: the launch sizes it
+      if (dyn_ == 0)
+        fail(use, "'" + v.name + "' is dynamic shared memory (extern .shared, declared at " + v.loc.text() +
+                      "): give its size in bytes (spec key \"dynamic_shared\")");
+      add_var(nullptr, v);
+      return vars_.at(v.name);
+    }
     if (!v.init_error.empty()) fail(use, v.init_error);
     if (!v.has_init && v.space == ".const")
       fail(use, "'" + v.name +
@@ -246,6 +254,7 @@ class Lowering {
       case ptx::Operand::Kind::Name: {
         Special s;
         if (special_of(o.name, &s)) return tileverify::Operand::special(s);
+        if (o.name == "WARP_SZ") return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
         if (f_->regs.count(o.name)) return tileverify::Operand::reg(f_->regs[o.name]);
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
@@ -353,6 +362,7 @@ class Lowering {
   void lower(const Instruction& pin) {
     Instr in;
     in.loc = pin.loc;
+    if (in.loc.source.empty()) in.loc.source = call_source_;  // a callee without .loc lines: the call's line
     if (auto it = idiom_add_.find(&pin); it != idiom_add_.end()) {
       in.op = Opcode::Add;
       in.type = DType::F32;
@@ -447,9 +457,20 @@ class Lowering {
         }
       if (!found) fail(pin.loc, "unsupported comparison in '" + pin.opcode + "'");
       if (!ops[0].pred_out.empty()) fail(ops[0].loc, "setp with two predicate outputs is not supported");
+    } else if (base == "cvt" && (has("f16x2") || has("bf16x2"))) {
+      // cvt.rn{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b: d packs cvt(a) in its
+      // high half and cvt(b) in its low half (a Pair: f low, g high).
+      if (ops.size() != 3 || types.size() != 2 || types[1] != DType::F32 || has("rs"))
+        fail(pin.loc, "'" + pin.opcode + "' is not supported: of the packed conversions only cvt.{rn,rz,rm,rp}" +
+                          "{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b are");
+      simple(Opcode::Cvt, 2);
+      in.type = DType::B32;
+      in.src_type = DType::F32;
+      in.mode = has("relu") ? 1 : 0;
     } else if (base == "cvt") {
       simple(Opcode::Cvt, 1);
       in.saturate = has("sat");
+      in.mode = has("relu") ? 1 : 0;
       if (types.size() != 2) fail(pin.loc, "cvt needs a destination and a source type");
       in.type = types[0];
       in.src_type = types[1];
@@ -481,6 +502,9 @@ class Lowering {
       f_->returns.push_back(std::uint32_t(p_.code.size()));
     } else if (base == "ret" || base == "exit") {
       in.op = Opcode::Ret;
+    } else if (base == "trap") {
+      need(pin, 0);
+      in.op = Opcode::Trap;
     } else if (base == "call") {
       return call(pin, in);
     } else if (base == "atom" || base == "red") {
@@ -612,9 +636,10 @@ class Lowering {
     if (i < ops.size() || f_->regs.count(fname.name))
       fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + pin.opcode + "'");
     const Kernel* callee = m_.find(fname.name);
+    if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
     if (!callee)
       fail(fname.loc, "call to '" + fname.name +
-                          "', whose body is not in this file (external functions, printf and assert are not supported)");
+                          "', whose body is not in this file (external functions such as printf are not supported)");
     if (callee->is_entry) fail(fname.loc, "call to '" + fname.name + "', which is a kernel (.entry), not a .func");
     if (std::find(call_stack_.begin(), call_stack_.end(), fname.name) != call_stack_.end() || fname.name == k_.name)
       fail(pin.loc, "recursive call to '" + fname.name + "': calls are inlined, and recursion cannot be");
@@ -669,7 +694,10 @@ class Lowering {
     for (std::size_t r = 0; r < nrets; ++r) bind(rets->elements[r], callee->returns[r], true, &copy_back);
 
     call_stack_.push_back(fname.name);
+    std::string outer_source = call_source_;
+    call_source_ = in.loc.source;
     lower_body(f);
+    call_source_ = outer_source;
     call_stack_.pop_back();
     std::uint32_t end = std::uint32_t(p_.code.size());
     for (std::uint32_t pc : f.returns) p_.code[pc].target = end;
@@ -683,6 +711,25 @@ class Lowering {
       p_.code.push_back(mv);
     }
     if (skip >= 0) p_.code[std::size_t(skip)].target = std::uint32_t(p_.code.size());
+  }
+
+  // A failed assert(): nvcc branches around a call to the CUDA runtime's
+  // __assertfail(message, file, line, function, char size) (with -G, through
+  // a __assert_fail wrapper defined in the file). The call becomes a Trap that
+  // carries the first four arguments, so that the report can quote them.
+  void assert_call(Instr in, const ptx::Operand* args) {
+    in.op = Opcode::Trap;
+    in.mode = 1;
+    for (std::size_t a = 0; args && a < args->elements.size() && a < 4; ++a) {
+      const ptx::Operand& x = args->elements[a];
+      if (x.kind == ptx::Operand::Kind::Name && f_->params.count(x.name)) {
+        auto it = slots_.find(f_->params.at(x.name) + "+0");  // what st.param put in the slot
+        in.src.push_back(it == slots_.end() ? tileverify::Operand{} : tileverify::Operand::reg(it->second));
+      } else {
+        in.src.push_back(value(x));
+      }
+    }
+    p_.code.push_back(in);
   }
 
   // ---------------------------------------------------------------- atomics
@@ -859,6 +906,7 @@ class Lowering {
   std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
   std::vector<std::string> call_stack_;                   // functions being inlined, outermost first
+  std::string call_source_;                               // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   std::set<const Kernel*> idioms_done_;
   std::map<const Instruction*, std::string> idiom_add_;  // shl of the expf idiom -> the fma.rm register

@@ -128,6 +128,7 @@ class Parser {
 
   Module run() {
     while (!at_end()) top_level();
+    resolve_sources();
     return m_;
   }
 
@@ -209,7 +210,13 @@ class Parser {
       m_.globals.push_back(var_decl());
       if (accept("=")) initializer(m_.globals.back());
       expect(";", "after a variable declaration");
-    } else if (d == ".file" || d == ".section" || d == ".pragma") {
+    } else if (d == ".file") {
+      file_directive();
+    } else if (d == ".section") {
+      section();
+    } else if (d == ".loc") {
+      skip_line(next().loc.line);
+    } else if (d == ".pragma") {
       skip_statement();
     } else {
       fail(t.loc, "unknown directive '" + d + "'");
@@ -310,6 +317,82 @@ class Parser {
     expect(";", "to end the directive");
   }
 
+  // ---- debug information (nvcc -lineinfo / -G). These directives end at the
+  // end of their line, not at a ';'.
+  void skip_line(std::uint32_t line) {
+    while (!at_end() && peek().loc.line == line) next();
+  }
+
+  // .file N "path"[, timestamp, size]
+  void file_directive() {
+    const SourceLoc loc = next().loc;
+    if (peek().kind != Token::Kind::Number || peek().loc.line != loc.line)
+      fail(loc, "'.file' needs a file number and a quoted file name (.file 1 \"k.cu\")");
+    const int n = int(integer("a file number"));
+    if (peek().kind != Token::Kind::String || peek().loc.line != loc.line)
+      fail(peek().loc.line == loc.line ? peek().loc : loc, "expected a quoted file name after '.file " + std::to_string(n) + "'");
+    const std::string quoted = next().text;
+    m_.files[n] = quoted.substr(1, quoted.size() - 2);
+    skip_line(loc.line);
+  }
+
+  // .section .debug_xxx { ... }: DWARF data, not needed here.
+  void section() {
+    next();
+    const std::string name = ident("a section name");
+    const SourceLoc open = peek().loc;
+    expect("{", ("to open the section '" + name + "'").c_str());
+    for (int depth = 1; depth > 0;) {
+      if (at_end()) fail(open, "unbalanced braces: the section '" + name + "' opened here is never closed");
+      if (accept("{"))
+        ++depth;
+      else if (accept("}"))
+        --depth;
+      else
+        next();
+    }
+  }
+
+  // .loc FILE LINE COLUMN[, function_name LABEL[, inlined_at FILE LINE COLUMN]]:
+  // the CUDA source position of the instructions that follow.
+  void debug_loc() {
+    const SourceLoc loc = next().loc;
+    auto number = [&](const char* what) {
+      if (peek().kind != Token::Kind::Number || peek().loc.line != loc.line)
+        fail(peek().loc.line == loc.line ? peek().loc : loc,
+             std::string("'.loc' needs ") + what + " (.loc FILE LINE COLUMN)");
+      return integer(what);
+    };
+    debug_file_ = int(number("a file number"));
+    debug_line_ = std::uint32_t(number("a line number"));
+    debug_column_ = peek().kind == Token::Kind::Number && peek().loc.line == loc.line ? std::uint32_t(integer("a column")) : 0;
+    skip_line(loc.line);
+  }
+
+  // The CUDA position of every instruction under a .loc, now that the .file
+  // directives (nvcc puts them at the end) are known: "k.cu:31".
+  void resolve_sources() {
+    std::function<void(ptx::Operand&, const std::string&)> mark = [&](ptx::Operand& o, const std::string& src) {
+      o.loc.source = src;
+      for (ptx::Operand& e : o.elements) mark(e, src);
+    };
+    for (Kernel& k : m_.kernels)
+      for (Statement& st : k.body) {
+        Instruction& in = st.instr;
+        if (st.kind != Statement::Kind::Instruction || in.debug_file < 0 || in.debug_line == 0) continue;
+        std::string file = "file " + std::to_string(in.debug_file);
+        if (auto it = m_.files.find(in.debug_file); it != m_.files.end()) {
+          file = it->second;
+          std::size_t slash = file.find_last_of("/\\");
+          if (slash != std::string::npos && slash + 1 < file.size()) file = file.substr(slash + 1);
+        }
+        const std::string src = file + ":" + std::to_string(in.debug_line);
+        st.loc.source = src;
+        in.loc.source = src;
+        for (ptx::Operand& o : in.operands) mark(o, src);
+      }
+  }
+
   VarDecl var_decl() {
     VarDecl v;
     v.loc = peek().loc;
@@ -372,6 +455,7 @@ class Parser {
   }
 
   void function() {
+    debug_file_ = -1;  // a .loc holds until the next one, within one function
     Kernel k;
     k.loc = peek().loc;
     k.is_entry = next().text == ".entry";
@@ -429,7 +513,9 @@ class Parser {
       } else if (t.kind == Token::Kind::Ident && t.text == ".param") {
         k.vars.push_back(var_decl());  // the argument and return slots of a call sequence
         expect(";", "after a .param declaration");
-      } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".loc" || t.text == ".callprototype")) {
+      } else if (t.kind == Token::Kind::Ident && t.text == ".loc") {
+        debug_loc();
+      } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".callprototype")) {
         skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
       } else if (t.kind == Token::Kind::Ident && peek(1).kind == Token::Kind::Punct && peek(1).text == ":" ) {
         Statement s;
@@ -476,6 +562,9 @@ class Parser {
       fail(peek().loc, at_end() ? std::string("unexpected end of file: expected an instruction")
                                 : "expected an instruction, found '" + peek().text + "'");
     in.loc = peek().loc;
+    in.debug_file = debug_file_;
+    in.debug_line = debug_line_;
+    in.debug_column = debug_column_;
     in.opcode = next().text;
     if (!is(";")) {
       in.operands.push_back(operand());
@@ -555,6 +644,8 @@ class Parser {
   std::vector<Token> t_;
   std::size_t p_ = 0;
   Module m_;
+  int debug_file_ = -1;  // the .loc in force
+  std::uint32_t debug_line_ = 0, debug_column_ = 0;
 };
 
 }  // namespace

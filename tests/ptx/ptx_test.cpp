@@ -131,10 +131,11 @@ $L__end:
   std::size_t labels = 0;
   for (const auto& s : k.body) labels += s.kind == ptx::Statement::Kind::Label;
   CHECK(labels == 1);
-  // Dynamic shared memory needs a size: a clear error without, a program with.
+  // k never uses the dynamic shared array `dyn`: it needs no size (a kernel
+  // that does use one is in nvcc_forms_test.cpp).
   auto no_size = ptx::lower_kernel(*r.module, "k");
-  REQUIRE(no_size.error.has_value());
-  CHECK(no_size.error->message.find("dynamic shared") != std::string::npos);
+  INFO((no_size.error ? no_size.error->text() : ""));
+  CHECK(no_size.program.has_value());
   auto sized = ptx::lower_kernel(*r.module, "k", 256);
   INFO((sized.error ? sized.error->text() : ""));
   CHECK(sized.program.has_value());
