@@ -298,6 +298,19 @@ using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
                       const std::string& ref_name, const std::string& opt_name);
 
+// The spec's kernels with the names reports use: the kernel name alone for
+// one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their PTX
+// file names when both have the same kernel name.
+std::vector<std::pair<const KernelSpec*, std::string>> kernels_of(const Spec& spec, bool by_file = false) {
+  if (!spec.opt) return {{&*spec.ref, spec.ref->kernel}};
+  std::string rn = spec.ref->kernel, on = spec.opt->kernel;
+  if (by_file && rn == on && spec.ref->ptx != spec.opt->ptx) {
+    rn = fs::path(spec.ref->ptx).filename().string();
+    on = fs::path(spec.opt->ptx).filename().string();
+  }
+  return {{&*spec.ref, "ref (" + rn + ")"}, {&*spec.opt, "opt (" + on + ")"}};
+}
+
 std::string cta_name(const Dim3& d) {
   return "CTA (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
@@ -414,11 +427,7 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
 Report grid_check(const Spec& spec, const DecideLimits* limits) {
   Report r;
   r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
-  std::vector<std::pair<const KernelSpec*, std::string>> kernels{{&*spec.ref, spec.ref->kernel}};
-  if (spec.opt) {
-    kernels[0].second = "ref (" + spec.ref->kernel + ")";
-    kernels.emplace_back(&*spec.opt, "opt (" + spec.opt->kernel + ")");
-  }
+  auto kernels = kernels_of(spec);
   ExprContext c;
   SymbolicDomain dom(c);
   std::vector<GridRun> runs;
@@ -435,14 +444,8 @@ Report grid_check(const Spec& spec, const DecideLimits* limits) {
     if (!r.diagnostics.empty()) return r;
   }
   if (!limits) return r;
-  double parse = r.stats.parse_seconds, eval = r.stats.eval_seconds;
-  RunStats ra = r.stats.ref, rb = r.stats.opt;
-  r = decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, *limits, kernels[0].second, kernels[1].second);
-  r.stats.parse_seconds = parse;
-  r.stats.eval_seconds = eval;
-  r.stats.ref = ra;
-  r.stats.opt = rb;
-  return r;
+  return decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, *limits, kernels[0].second,
+                        kernels[1].second);
 }
 
 }  // namespace
@@ -458,11 +461,7 @@ namespace {
 Report check_one(const Spec& spec) {
   Report r;
   r.verdict = Outcome::Ok;
-  std::vector<std::pair<const KernelSpec*, std::string>> kernels{{&*spec.ref, spec.ref->kernel}};
-  if (spec.opt) {
-    kernels[0].second = "ref (" + spec.ref->kernel + ")";
-    kernels.emplace_back(&*spec.opt, "opt (" + spec.opt->kernel + ")");
-  }
+  auto kernels = kernels_of(spec);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const KernelSpec& k = *kernels[i].first;
     auto t0 = std::chrono::steady_clock::now();
@@ -635,12 +634,9 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   auto b = load_program(*spec.opt, &r);
   if (!b) return r;
   double parse = since(t0);
-  std::string rn = "ref (" + spec.ref->kernel + ")", on = "opt (" + spec.opt->kernel + ")";
-  if (spec.ref->kernel == spec.opt->kernel && spec.ref->ptx != spec.opt->ptx) {
-    rn = "ref (" + fs::path(spec.ref->ptx).filename().string() + ")";
-    on = "opt (" + fs::path(spec.opt->ptx).filename().string() + ")";
-  }
-  r = compare(*a, launch_of(spec, *spec.ref), *b, launch_of(spec, *spec.opt), limits, rn, on);
+  auto kernels = kernels_of(spec, true);
+  r = compare(*a, launch_of(spec, *spec.ref), *b, launch_of(spec, *spec.opt), limits, kernels[0].second,
+              kernels[1].second);
   r.stats.parse_seconds = parse;
   return r;
 }
