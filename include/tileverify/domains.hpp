@@ -2,7 +2,10 @@
 //
 // Contract: a domain gives the float semantics of the evaluator; the
 // scheduler, memory, synchronization and race tracking never know which one
-// runs. Integers, predicates and addresses are always concrete.
+// runs. Indices, predicates and addresses are always concrete. Integer
+// tensor data (an s32 input and what add/sub/mul/min/max make of it) are
+// domain values too, read as mathematical integers: the model has no
+// wraparound, as it has no float rounding.
 //   SymbolicDomain: values are expressions over the reals (tileverify/expr.hpp).
 //   ConcreteDomain: values are doubles (reals approximated), to replay
 //                   counterexamples and to check semantics against a GPU.
@@ -25,6 +28,9 @@ class SymbolicDomain {
   ExprContext& context() { return ctx_; }
 
   Value input(const std::string& tensor, std::uint64_t index) { return ctx_.symbol(tensor, std::uint32_t(index)); }
+  Value int_input(const std::string& tensor, std::uint64_t index) {
+    return ctx_.int_symbol(tensor, std::uint32_t(index));
+  }
   Value constant(const Rational& v) { return ctx_.constant(v); }
   Value infinity(bool negative) { return negative ? ctx_.neg_inf() : ctx_.pos_inf(); }
   // The value of a read of memory nothing has wrote (reported, then carried on
@@ -66,6 +72,12 @@ class ConcreteDomain {
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 29;
     return double(h % 4096) / 1024.0 - 2.0;
+  }
+  // Integer tensors: given values, else pseudo-random integers in [-8, 8].
+  Value int_input(const std::string& tensor, std::uint64_t index) const {
+    auto it = inputs.find(tensor);
+    if (it != inputs.end() && index < it->second.size()) return it->second[index];
+    return std::floor(input(tensor, index) * 4.25);
   }
   Value constant(const Rational& v) const { return v.to_double(); }
   Value infinity(bool negative) const { return negative ? -HUGE_VAL : HUGE_VAL; }

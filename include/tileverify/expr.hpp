@@ -122,6 +122,10 @@ class ExprContext {
   Expr ln2();  // the real number ln 2
   // The element `index` (row-major, flat) of input tensor `tensor`.
   Expr symbol(const std::string& tensor, std::uint32_t index);
+  // The same for an integer tensor: a symbol that only takes integer values.
+  // Identities proved over the reals hold over the integers too; a
+  // counterexample must give it an integer value.
+  Expr int_symbol(const std::string& tensor, std::uint32_t index);
 
   // ---- operations (canonicalizing) ----
   Expr add(Expr a, Expr b);
@@ -149,6 +153,7 @@ class ExprContext {
   bool is_constant(Expr e) const { return op(e) == Op::Const; }
   const std::string& symbol_tensor(Expr e) const;  // op == Symbol
   std::uint32_t symbol_index(Expr e) const;        // op == Symbol
+  bool is_integer_symbol(Expr e) const { return op(e) == Op::Symbol && nodes_[e.id].aux == 1; }
   std::int32_t pow_exponent(Expr e) const;         // op == Pow
   Cmp select_cmp(Expr e) const;                    // op == Select
   // False when no -inf/+inf occurs in e: e is then a finite real wherever it
@@ -175,7 +180,7 @@ class ExprContext {
  private:
   struct Node {
     Op op;
-    std::uint8_t aux;    // Select: Cmp
+    std::uint8_t aux;    // Select: Cmp; Symbol: 1 for an integer symbol
     bool has_inf;        // -inf or +inf occurs below (or is) this node
     std::uint32_t n;     // operand count
     std::uint32_t a;     // operand offset | constant index | name index

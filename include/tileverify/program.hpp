@@ -109,6 +109,9 @@ enum class Opcode : std::uint8_t {
   // runtime's __assertfail, mode 1, src: the message, file, line and function
   // arguments as given): executing it stops the run with DiagKind::Trap.
   Trap,
+  // redux.sync.{op} d, a, membermask: every member gets the op (an AtomOp in
+  // mode: add, min, max, and, or, xor) over all members' a.
+  Redux,
 };
 const char* opcode_name(Opcode op);
 

@@ -196,7 +196,11 @@ std::optional<Counterexample> Decider::Impl::search_witness(Expr a, Expr b, unsi
     if (std::chrono::steady_clock::now() > alg.deadline) return std::nullopt;
     int range = t < attempts / 2 ? 16 : 64;  // |x| <= 2, then |x| <= 8 (in eighths)
     std::uniform_int_distribution<int> dist(-range, range);
-    for (auto& p : point) p = Rational(dist(rng), 8);
+    for (std::size_t i = 0; i < point.size(); ++i) {
+      int v = dist(rng);
+      // Integer inputs take integer values: |x| <= 16, then |x| <= 64.
+      point[i] = ctx.is_integer_symbol(ev.symbols()[i]) ? Rational(v) : Rational(v, 8);
+    }
     if (auto cx = check_point(ev, point)) return cx;
   }
   return std::nullopt;
@@ -406,6 +410,12 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
         }
         try {
           point.push_back(Rational::parse(Z3_get_numeral_string(z, v)));
+          // Z3 solves over the reals; a fractional value of an integer input
+          // is no counterexample (the random search may still find one).
+          if (ctx.is_integer_symbol(s) && !point.back().is_integer()) {
+            ok = false;
+            break;
+          }
         } catch (...) {
           ok = false;
           break;

@@ -77,7 +77,9 @@ constexpr std::uint32_t kNone = UINT32_MAX;
 
 // Pair: two 16-bit floats packed in one 32-bit register (f low half, g high half),
 // as mma.sync and ldmatrix fragments hold them.
-enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair };
+// Data: an integer that depends on integer tensor data, held in f as a domain
+// value over the integers (no wraparound, as floats have no rounding).
+enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair, Data };
 
 template <class V>
 struct Val {
@@ -210,10 +212,11 @@ class Machine {
       m.elements = a.tensor.elements();
       m.cells.resize(m.elements);
       m.shadow.resize(m.elements);
+      const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
       if (m.role == Role::In || m.role == Role::InOut)
         for (std::uint64_t e = 0; e < m.elements; ++e) {
-          m.cells[e].kind = VKind::Float;
-          m.cells[e].f = d_.input(m.name, e);
+          m.cells[e].kind = ints ? VKind::Data : VKind::Float;
+          m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
         }
       param_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -311,7 +314,7 @@ class Machine {
       mask = mask_at(0);
     else if (in.op == Opcode::Shfl)
       mask = mask_at(3);
-    else if (in.op == Opcode::Vote)
+    else if (in.op == Opcode::Vote || in.op == Opcode::Redux)
       mask = mask_at(1);
     std::uint32_t warp = t / 32;
     for (std::uint32_t lane = 0; lane < 32; ++lane)
@@ -526,6 +529,7 @@ class Machine {
     if (v.kind == VKind::Float)
       fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data (a float used as an integer)");
     if (v.kind == VKind::Cond) fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data");
+    if (v.kind == VKind::Data) fail(DiagKind::NotStructured, t, std::string(what) + " depends on integer tensor data");
     fail(DiagKind::NotStructured, t, std::string(what) + ": a pointer used as an integer");
   }
 
@@ -535,6 +539,8 @@ class Machine {
       if (std::optional<V> x = from_bits(std::uint64_t(v.i), type)) return *x;
       fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
     }
+    if (v.kind == VKind::Data)
+      fail(DiagKind::NotStructured, t, "integer tensor data read as the bits of a float");
     fail(DiagKind::NotStructured, t, "a float operation on a pointer or predicate");
   }
 
@@ -570,6 +576,18 @@ class Machine {
     v.kind = VKind::Float;
     v.f = x;
     return v;
+  }
+  Val<V> data_val(V x) {
+    Val<V> v;
+    v.kind = VKind::Data;
+    v.f = x;
+    return v;
+  }
+  // An integer operand as a domain value (for arithmetic on integer data).
+  V as_data(std::uint32_t t, const Val<V>& v, DType type, const char* what) {
+    if (v.kind == VKind::Data) return v.f;
+    return d_.constant(Rational(dtype_is_signed(type) ? wrap(as_int(t, v, what), type)
+                                                      : std::int64_t(std::uint64_t(wrap(as_int(t, v, what), type)) & mask(type))));
   }
 
   // ------------------------------------------------------------ memory
@@ -807,6 +825,7 @@ class Machine {
       case Opcode::WarpSync:
       case Opcode::Shfl:
       case Opcode::Vote:
+      case Opcode::Redux:
       case Opcode::Mma:
       case Opcode::LdMatrix:
       case Opcode::WmmaLoad:
@@ -1015,6 +1034,8 @@ class Machine {
       }
       std::size_t c = cell(t, a, k - 1, dtype_bytes(in.type), true);
       Val<V> v = operand(t, in.src[k]);
+      if (v.kind == VKind::Data && dtype_is_float(m.dtype))
+        fail(DiagKind::NotStructured, t, "integer tensor data stored as the bits of a float into '" + m.name + "'");
       check_write(t, m, c, pc_[t]);
       m.cells[c] = v;
     }
@@ -1050,6 +1071,17 @@ class Machine {
         case AtomOp::Max: now = float_val(d_.max(x, y)); break;
         default: fail(DiagKind::Unsupported, t, std::string("atom.") + atom_op_name(op) + " on a float type");
       }
+    } else if (old.kind == VKind::Data || v.kind == VKind::Data) {
+      V x = as_data(t, old, ty, "an atomic's memory operand"), y = as_data(t, v, ty, "an atomic's operand");
+      switch (op) {
+        case AtomOp::Add: now = data_val(d_.add(x, y)); break;
+        case AtomOp::Min: now = data_val(d_.min(x, y)); break;
+        case AtomOp::Max: now = data_val(d_.max(x, y)); break;
+        default:
+          fail(DiagKind::NotStructured, t, std::string("atom.") + atom_op_name(op) + " on integer tensor data (a bit operation)");
+      }
+      old.kind = VKind::Data;
+      old.f = x;
     } else {
       std::int64_t x = wrap(as_int(t, old, "an atomic's memory operand"), ty);
       std::int64_t y = wrap(as_int(t, v, "an atomic's operand"), ty);
@@ -1196,6 +1228,10 @@ class Machine {
           if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
           if (in.mode == 1) v = d_.max(v, d_.constant(Rational(0)));  // .relu
           out = float_val(v);
+        } else if (a.kind == VKind::Data && !dtype_is_float(in.src_type)) {
+          // Integer data: the real it converts to (rounding aside), and
+          // integer-to-integer conversions keep the value (no wraparound).
+          out = dtype_is_float(ty) ? float_val(a.f) : a;
         } else if (dtype_is_float(ty)) {
           out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));
         } else if (dtype_is_float(in.src_type)) {
@@ -1208,6 +1244,10 @@ class Machine {
       case Opcode::Selp: {
         Val<V> a = src(0), b = src(1), p = src(2);
         if (p.kind == VKind::Cond) {
+          if (!fl && (a.kind == VKind::Data || b.kind == VKind::Data || (a.kind == VKind::Int && b.kind == VKind::Int))) {
+            out = data_val(d_.select(p.cmp, p.f, p.g, as_data(t, a, ty, "a selp operand"), as_data(t, b, ty, "a selp operand")));
+            break;
+          }
           if (!fl && !(a.kind == VKind::Float && b.kind == VKind::Float))
             fail(DiagKind::NotStructured, t, "an integer selected by tensor data");
           out = float_val(d_.select(p.cmp, p.f, p.g, as_float(t, a, ty), as_float(t, b, ty)));
@@ -1223,6 +1263,11 @@ class Machine {
           out.cmp = in.cmp;
           out.f = as_float(t, a, ty);
           out.g = as_float(t, b, ty);
+        } else if (a.kind == VKind::Data || b.kind == VKind::Data) {
+          out.kind = VKind::Cond;
+          out.cmp = in.cmp;
+          out.f = as_data(t, a, ty, "a comparison");
+          out.g = as_data(t, b, ty, "a comparison");
         } else {
           std::int64_t x = as_int(t, a, "a comparison"), y = as_int(t, b, "a comparison");
           bool r = dtype_is_signed(ty) ? apply_cmp(in.cmp, x, y)
@@ -1292,6 +1337,8 @@ class Machine {
         return c;
       }
     }
+    for (const Operand& o : in.src)
+      if (o.kind == Operand::Kind::Reg && reg(t, o.index).kind == VKind::Data) return data_op(t, in);
     std::int64_t x = as_int(t, a, "integer arithmetic");
     auto y = [&](std::size_t i) { return as_int(t, operand(t, in.src[i]), "integer arithmetic"); };
     bool sg = dtype_is_signed(ty);
@@ -1370,6 +1417,38 @@ class Machine {
     fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on integer type " + dtype_name(ty));
   }
 
+  // Arithmetic on integer tensor data, over the integers: the ring
+  // operations, min/max and shifts left by a known amount. Bit operations,
+  // division and high halves of products depend on the binary representation
+  // (or on wraparound), which the model does not have.
+  Val<V> data_op(std::uint32_t t, const Instr& in) {
+    const DType ty = in.type;
+    auto x = [&](std::size_t i) { return as_data(t, operand(t, in.src[i]), ty, "integer arithmetic"); };
+    switch (in.op) {
+      case Opcode::Add: return data_val(d_.add(x(0), x(1)));
+      case Opcode::Sub: return data_val(d_.sub(x(0), x(1)));
+      case Opcode::Mul:
+      case Opcode::MulWide: return data_val(d_.mul(x(0), x(1)));
+      case Opcode::Mad:
+      case Opcode::MadWide: return data_val(d_.add(d_.mul(x(0), x(1)), x(2)));
+      case Opcode::Neg: return data_val(d_.neg(x(0)));
+      case Opcode::Abs: return data_val(d_.abs(x(0)));
+      case Opcode::Min: return data_val(d_.min(x(0), x(1)));
+      case Opcode::Max: return data_val(d_.max(x(0), x(1)));
+      case Opcode::Shl: {
+        Val<V> s = operand(t, in.src[1]);
+        if (s.kind == VKind::Int && s.i >= 0 && s.i < 63)
+          return data_val(d_.mul(x(0), d_.constant(Rational(std::int64_t(1) << s.i))));
+        break;
+      }
+      default: break;
+    }
+    fail(DiagKind::NotStructured, t,
+         std::string(opcode_name(in.op)) + "." + dtype_name(ty) +
+             " on integer tensor data (integer data is modelled as mathematical integers: add, sub, mul, mad, "
+             "min, max, neg, abs and shl by a constant; not its bits)");
+  }
+
   // ------------------------------------------------------------ collectives
   // A collective's results depend on every member's operands (and on the
   // memory it reads): one schedule-dependent input marks them all. A shuffle
@@ -1411,6 +1490,7 @@ class Machine {
       for (std::size_t gi = 0; gi < group.size(); ++gi) set(group[gi], in.dst[0], result[gi]);
       return;
     }
+    if (in.op == Opcode::Redux) return redux(in, group);
     if (in.op == Opcode::Vote) {
       std::uint32_t ballot = 0;
       bool all = true, any = false;
@@ -1430,6 +1510,51 @@ class Machine {
         }
       }
     }
+  }
+
+  // redux.sync: one value for the whole group, in lane order. Integer data
+  // combine over the integers (add, min, max); bit operations need known bits.
+  void redux(const Instr& in, const std::vector<std::uint32_t>& group) {
+    const DType ty = in.type;
+    const AtomOp op = AtomOp(in.mode);
+    bool data = false;
+    for (std::uint32_t t : group) data = data || operand(t, in.src[0]).kind == VKind::Data;
+    Val<V> acc;
+    for (std::size_t gi = 0; gi < group.size(); ++gi) {
+      const std::uint32_t t = group[gi];
+      Val<V> a = operand(t, in.src[0]);
+      if (data) {
+        V x = as_data(t, a, ty, "a redux operand");
+        if (gi == 0) {
+          acc = data_val(x);
+          continue;
+        }
+        switch (op) {
+          case AtomOp::Add: acc.f = d_.add(acc.f, x); break;
+          case AtomOp::Min: acc.f = d_.min(acc.f, x); break;
+          case AtomOp::Max: acc.f = d_.max(acc.f, x); break;
+          default:
+            fail(DiagKind::NotStructured, t, std::string("redux.sync.") + atom_op_name(op) + " on integer tensor data (a bit operation)");
+        }
+        continue;
+      }
+      std::int64_t x = wrap(as_int(t, a, "a redux operand"), ty);
+      if (gi == 0) {
+        acc = int_val(x);
+        continue;
+      }
+      std::int64_t y = acc.i;
+      bool lt = dtype_is_signed(ty) ? x < y : (std::uint64_t(x) & mask(ty)) < (std::uint64_t(y) & mask(ty));
+      switch (op) {
+        case AtomOp::Add: acc.i = wrap(std::int64_t(std::uint64_t(x) + std::uint64_t(y)), ty); break;
+        case AtomOp::Min: acc.i = lt ? x : y; break;
+        case AtomOp::Max: acc.i = lt ? y : x; break;
+        case AtomOp::And: acc.i = wrap(x & y, ty); break;
+        case AtomOp::Or: acc.i = wrap(x | y, ty); break;
+        case AtomOp::Xor: acc.i = wrap(x ^ y, ty); break;
+      }
+    }
+    for (std::uint32_t t : group) set(t, in.dst[0], acc);
   }
 
   static warp::MmaType mma_type(DType t) {
@@ -1702,12 +1827,13 @@ class Machine {
       for (std::size_t e = 0; e < m.cells.size(); ++e) {
         const Val<V>& v = m.cells[e];
         if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
-        if (v.kind == VKind::Float)
+        if (v.kind == VKind::Float || v.kind == VKind::Data)
           out[e] = v.f;
         else if (v.kind == VKind::Int && dtype_is_float(m.dtype) && from_bits(std::uint64_t(v.i), m.dtype))
           out[e] = *from_bits(std::uint64_t(v.i), m.dtype);  // float bits stored through an integer move
-        else if (v.kind == VKind::Int)
-          out[e] = d_.constant(Rational(v.i));
+        else if (v.kind == VKind::Int)  // the stored bits, read as the tensor's type
+          out[e] = d_.constant(Rational(dtype_is_signed(m.dtype) ? wrap(v.i, m.dtype)
+                                                                  : std::int64_t(std::uint64_t(v.i) & mask(m.dtype))));
       }
     }
   }

@@ -139,6 +139,10 @@ Expr ExprContext::symbol(const std::string& tensor, std::uint32_t index) {
   return intern(Op::Symbol, 0, nullptr, 0, name_id(tensor), index);
 }
 
+Expr ExprContext::int_symbol(const std::string& tensor, std::uint32_t index) {
+  return intern(Op::Symbol, 1, nullptr, 0, name_id(tensor), index);
+}
+
 // ---- binary memo: repeated identical operations (every thread of a CTA
 // computing the same running max) cost one hash lookup ----
 

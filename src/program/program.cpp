@@ -49,7 +49,7 @@ const char* opcode_name(Opcode op) {
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
-                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap"};
+                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync"};
   return names[std::size_t(op)];
 }
 
@@ -93,6 +93,8 @@ std::string Program::instr_text(std::uint32_t pc) const {
   if (in.guard >= 0) os << "@" << (in.guard_negated ? "!" : "") << registers[std::size_t(in.guard)].name << " ";
   if (in.op == Opcode::Atom)  // red: an atomic whose old value nobody reads
     os << (in.dst.empty() ? "red" : "atom") << "." << space_name(in.space) << "." << atom_op_name(AtomOp(in.mode));
+  else if (in.op == Opcode::Redux)
+    os << "redux.sync." << atom_op_name(AtomOp(in.mode));
   else if (in.op == Opcode::WmmaLoad)
     os << "wmma.load." << "abc"[in.mode % 3] << (in.trans ? ".col" : ".row");
   else if (in.op == Opcode::WmmaStore)
@@ -121,7 +123,7 @@ std::string Program::instr_text(std::uint32_t pc) const {
                        (i == 1 && in.op == Opcode::CpAsync)) &&
                       t[0] != '[';
     bool is_mask = (in.op == Opcode::WarpSync && i == 0) || (in.op == Opcode::Shfl && i == 3) ||
-                   (in.op == Opcode::Vote && i == 1);
+                   ((in.op == Opcode::Vote || in.op == Opcode::Redux) && i == 1);
     if (is_address) t = "[" + t + "]";
     if (is_mask && o.kind == Operand::Kind::Int) {
       char hex[16];

@@ -538,6 +538,20 @@ class Lowering {
       in.mode = std::uint8_t(has("all") ? VoteMode::All : has("any") ? VoteMode::Any : VoteMode::Ballot);
       in.dst = {reg_of(ops[0])};
       in.src = {value(ops[1]), mask(ops[2])};
+    } else if (base == "redux") {
+      need(pin, 3);
+      in.op = Opcode::Redux;
+      if (!has("sync")) fail(pin.loc, "redux needs .sync");
+      if (has("add")) in.mode = std::uint8_t(AtomOp::Add);
+      else if (has("min")) in.mode = std::uint8_t(AtomOp::Min);
+      else if (has("max")) in.mode = std::uint8_t(AtomOp::Max);
+      else if (has("and")) in.mode = std::uint8_t(AtomOp::And);
+      else if (has("or")) in.mode = std::uint8_t(AtomOp::Or);
+      else if (has("xor")) in.mode = std::uint8_t(AtomOp::Xor);
+      else fail(pin.loc, "unknown redux operation in '" + pin.opcode + "'");
+      if (dtype_is_float(in.type)) fail(pin.loc, "redux.sync on floats (sm_100a) is not supported");
+      in.dst = {reg_of(ops[0])};
+      in.src = {value(ops[1]), mask(ops[2])};
     } else if (base == "mma") {
       need(pin, 4);
       in.op = Opcode::Mma;

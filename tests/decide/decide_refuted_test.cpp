@@ -95,3 +95,24 @@ TEST_CASE("refuted case inside a case split: max(a,b) - min(a,b) is not a - b") 
   Expr a = c.symbol("a", 0), b = c.symbol("b", 0);
   require_refuted(c, c.sub(c.max(a, b), c.min(a, b)), c.sub(a, b));
 }
+
+TEST_CASE("integer symbols: counterexamples take integer values, real-only differences are not refutations") {
+  ExprContext c;
+  // max(x, 0) * max(1 - x, 0) is 0 at every integer but 1/4 at x = 1/2.
+  auto bump = [&](Expr x) { return c.mul(c.max(x, c.zero()), c.max(c.sub(c.one(), x), c.zero())); };
+  Expr xr = c.symbol("x", 0), xi = c.int_symbol("n", 0);
+  CHECK(c.is_integer_symbol(xi));
+  CHECK(!c.is_integer_symbol(xr));
+  CHECK(xi != c.symbol("n", 0));  // a different symbol from the real n[0]
+  Decision real = decide_equal(c, bump(xr), c.zero());
+  CHECK(real.refuted());
+  Decision integer = decide_equal(c, bump(xi), c.zero());
+  INFO(integer.reason);
+  CHECK(!integer.refuted());  // no integer point differs (proving it needs integer reasoning: unknown)
+  CHECK(!integer.proved());
+  // A real difference over the integers is refuted with integer values.
+  Expr a = c.int_symbol("a", 0), b = c.int_symbol("a", 1);
+  Decision d = decide_equal(c, c.mul(c.add(a, b), c.add(a, b)), c.add(c.mul(a, a), c.mul(b, b)));
+  REQUIRE(d.refuted());
+  for (const auto& kv : d.counterexample.inputs.values) CHECK(kv.second.is_integer());
+}
