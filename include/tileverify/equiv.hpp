@@ -14,6 +14,7 @@
 #include "tileverify/eval.hpp"
 #include "tileverify/program.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct KernelSpec {
   Dim3 block;
   std::uint64_t dynamic_shared = 0;  // bytes of extern .shared memory
   std::optional<Dim3> grid;          // this kernel's own grid (else the spec's)
+  // "symbols": module variables filled by the host (cudaMemcpyToSymbol),
+  // each given by an input tensor of "params" (variable name -> tensor name).
+  // Those tensors are not parameters of this kernel.
+  std::map<std::string, std::string> symbols;
 };
 
 struct ParamSpec {

@@ -54,6 +54,9 @@ struct Launch {
   Dim3 grid;
   Dim3 cta{0, 0, 0};            // which CTA (blockIdx) this run is
   std::vector<LaunchArg> args;  // one per Program parameter, in order
+  // Module variables (__constant__ or __device__ arrays) the host fills with
+  // cudaMemcpyToSymbol, by variable name: input tensors like the arguments.
+  std::map<std::string, TensorArg> symbols;
 };
 
 // Trap: a thread executed trap (__trap()) or a failed assert(); the message

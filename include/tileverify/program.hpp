@@ -56,6 +56,9 @@ struct BufferDecl {
   // arrays) comes with its values.
   std::vector<std::uint8_t> init = {};
   bool read_only = false;  // .const: a write is an error
+  // .const data without an initializer: the host fills it (cudaMemcpyToSymbol),
+  // so a launch must give it (Launch::symbols).
+  bool from_host = false;
 };
 
 // A kernel parameter: a pointer (bound to a tensor at launch) or a scalar.

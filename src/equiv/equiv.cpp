@@ -146,6 +146,15 @@ KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& bas
   k.block = dim3_of(j["block"], "\"" + what + "\".block");
   if (j.contains("dynamic_shared")) k.dynamic_shared = j["dynamic_shared"].get<std::uint64_t>();
   if (j.contains("grid")) k.grid = dim3_of(j["grid"], "\"" + what + "\".grid");
+  if (j.contains("symbols")) {
+    const json& m = j["symbols"];
+    if (!m.is_object()) throw SpecError{"\"" + what + "\".symbols must map module variable names to tensor names"};
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (!it.value().is_string())
+        throw SpecError{"\"" + what + "\".symbols: '" + it.key() + "' must name a tensor of \"params\""};
+      k.symbols[it.key()] = it.value().get<std::string>();
+    }
+  }
   return k;
 }
 
@@ -194,6 +203,16 @@ SpecResult parse_spec(const std::string& text, const std::string& path) {
       }
       s.params.push_back(ps);
     }
+    for (const std::optional<KernelSpec>* k : {&s.ref, &s.opt}) {
+      if (!*k) continue;
+      for (const auto& [var, tensor] : (*k)->symbols) {
+        auto p = std::find_if(s.params.begin(), s.params.end(), [&](const ParamSpec& q) { return q.name == tensor; });
+        if (p == s.params.end() || !p->tensor)
+          throw SpecError{"symbols: '" + var + "' is given by '" + tensor + "', which is no tensor of \"params\""};
+        if (p->role != Role::In)
+          throw SpecError{"symbols: the tensor '" + tensor + "' that gives '" + var + "' must have role \"in\""};
+      }
+    }
     if (j.contains("ctas")) {
       if (!j["ctas"].is_string() || j["ctas"].get<std::string>() != "all")
         throw SpecError{"\"ctas\" can only be \"all\" (or leave it out and name one CTA with \"cta\")"};
@@ -231,7 +250,10 @@ Launch launch_of(const Spec& s, const KernelSpec& k) {
   l.grid = k.grid ? *k.grid : s.grid;
   l.cta = s.cta;
   for (const ParamSpec& p : s.params) {
-    if (p.tensor)
+    auto bound = std::find_if(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == p.name; });
+    if (p.tensor && bound != k.symbols.end())
+      l.symbols[bound->first] = TensorArg{p.name, p.dtype, p.shape, p.role};
+    else if (p.tensor)
       l.args.push_back(LaunchArg::of_tensor({p.name, p.dtype, p.shape, p.role}));
     else
       l.args.push_back(LaunchArg::of_scalar(p.value));
@@ -677,7 +699,10 @@ std::string Report::text() const {
       if (stats.outputs_compared) os << " (" << stats.proved << " of " << stats.outputs_compared << " proved)";
       os << "\n";
       break;
-    case Outcome::Error: os << "ERROR: " << error << "\n"; break;
+    case Outcome::Error:
+      // Launch errors come as diagnostics (below), with the kernel they concern.
+      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
+      break;
     case Outcome::Unsupported:
       os << "UNSUPPORTED: outside what tileverify verifies\n";
       if (!error.empty()) os << "  " << error << "\n";

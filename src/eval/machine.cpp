@@ -59,7 +59,8 @@ std::string Diagnostic::text() const {
       os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
             "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
-    os << "  at " << loc.with_source() << "\n";
+    // A bad launch is found before any instruction runs: it has no place.
+    if (kind != DiagKind::BadLaunch || !loc.file.empty()) os << "  at " << loc.with_source() << "\n";
     if (!threads.empty()) {
       os << "  thread" << (threads.size() > 1 ? "s " : " ");
       for (std::size_t i = 0; i < threads.size() && i < 16; ++i) os << (i ? ", " : "") << threads[i];
@@ -212,12 +213,7 @@ class Machine {
       m.elements = a.tensor.elements();
       m.cells.resize(m.elements);
       m.shadow.resize(m.elements);
-      const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
-      if (m.role == Role::In || m.role == Role::InOut)
-        for (std::uint64_t e = 0; e < m.elements; ++e) {
-          m.cells[e].kind = ints ? VKind::Data : VKind::Float;
-          m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
-        }
+      if (m.role == Role::In || m.role == Role::InOut) fill_inputs(m);
       param_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
     }
@@ -234,12 +230,48 @@ class Machine {
       m.untyped = b.dtype == DType::B8;
       m.read_only = b.read_only;
       m.init = b.init;
+      auto bound = l_.symbols.find(b.name);
+      if (bound != l_.symbols.end() && b.space != Space::Shared && b.space != Space::Local) {
+        // Filled by the host (cudaMemcpyToSymbol), replacing any initializer.
+        const TensorArg& ta = bound->second;
+        if (ta.role != Role::In)
+          bad_launch("module variable '" + b.name + "' can only be given as an input tensor (role \"in\")");
+        const std::uint64_t bytes = b.elements * dtype_bytes(b.dtype), given = ta.elements() * dtype_bytes(ta.dtype);
+        if (bytes != given)
+          bad_launch("module variable '" + b.name + "' has " + std::to_string(bytes) + " bytes, but the tensor '" +
+                     ta.name + "' given for it has " + std::to_string(given));
+        m.name = ta.name;
+        m.dtype = ta.dtype;
+        m.esize = dtype_bytes(ta.dtype);
+        m.elements = ta.elements();
+        m.untyped = false;
+        m.init.clear();
+        m.role = Role::In;
+        m.cells.resize(m.elements);
+        m.shadow.resize(m.elements);
+        fill_inputs(m);
+        decl_buf_[i] = std::uint32_t(mem_.size());
+        mem_.push_back(std::move(m));
+        continue;
+      }
+      if (b.from_host)
+        bad_launch("'" + b.name + "' is __constant__ data the host fills (cudaMemcpyToSymbol): give it as an input "
+                   "tensor, with \"symbols\": {\"" + b.name + "\": \"<tensor>\"} in the kernel's spec entry");
       std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
       m.cells.resize(total);
       if (!m.per_thread) m.shadow.resize(total);
       fill_initial(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
+    }
+  }
+
+  // A tensor's input values: symbols (integer ones for integer dtypes).
+  void fill_inputs(Memory<V>& m) {
+    const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
+    for (std::uint64_t e = 0; e < m.elements; ++e) {
+      m.cells[e].kind = ints ? VKind::Data : VKind::Float;
+      m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
     }
   }
 

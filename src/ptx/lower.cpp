@@ -147,12 +147,9 @@ class Lowering {
       return vars_.at(v.name);
     }
     if (!v.init_error.empty()) fail(use, v.init_error);
-    if (!v.has_init && v.space == ".const")
-      fail(use, "'" + v.name +
-                    "' is .const data without an initializer: its contents come from the host "
-                    "(cudaMemcpyToSymbol), which the launch description cannot give");
     if (v.unsized) fail(use, "'" + v.name + "' is an external array of unknown size");
     BufferDecl b = buffer_of(v, "");
+    b.from_host = !v.has_init && v.space == ".const";
     b.space = v.space == ".const" ? Space::Const : Space::Global;
     b.read_only = v.space == ".const";
     b.init = v.init;

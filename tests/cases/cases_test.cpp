@@ -110,3 +110,24 @@ TEST_CASE("spec scalars: numbers are converted to the dtype, out-of-range and mi
     CHECK(r.error.find("params[0] ('s')") != std::string::npos);
   }
 }
+
+TEST_CASE("__constant__ data the host fills: given by \"symbols\", or a clear error naming the variable") {
+  fs::path dir = fs::path(TILEVERIFY_TEST_DIR) / "cases";
+  auto unbound = tileverify::load_spec((dir / "constant_filter_unbound.json").string());
+  REQUIRE(unbound.spec.has_value());
+  tileverify::Report r = tileverify::check(*unbound.spec);
+  CHECK(r.verdict == tileverify::Outcome::Error);
+  CHECK(r.exit_code() == 4);
+  std::string text = r.text();
+  INFO(text);
+  CHECK(text.find("'c_w' is __constant__ data the host fills") != std::string::npos);
+  CHECK(text.find("\"symbols\"") != std::string::npos);
+  CHECK(text.find("ERROR: \n") == std::string::npos);  // the first line says what is wrong
+  CHECK(text.find("<unknown>") == std::string::npos);
+  // A binding to a tensor that is not an input of "params" is a spec error.
+  auto bad = tileverify::parse_spec(R"({"kernel": {"ptx": "constant_filter.ptx", "kernel": "conv_const", "block": [32,1,1],
+      "symbols": {"c_w": "w"}}, "params": [{"name": "x", "dtype": "f32", "shape": [34], "role": "in"}]})",
+                                    (dir / "inline.json").string());
+  REQUIRE(!bad.spec.has_value());
+  CHECK(bad.error.find("'c_w' is given by 'w', which is no tensor") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 // with known contents. Kernels: tests/ptx/const_data.cu (const_data.ptx).
 #include "ptx_helpers.hpp"
 
+#include <algorithm>
+
 using namespace tileverify;
 using namespace ptx_test;
 
@@ -41,16 +43,33 @@ TEST_CASE("nvcc's __constant__ float and int tables, a __constant__ scalar and _
   CHECK(*run.outputs.at("y")[3] == doctest::Approx(-2.5));
 }
 
-TEST_CASE("a __constant__ array without an initializer (cudaMemcpyToSymbol) is a clear error where it is read") {
+TEST_CASE("a __constant__ array without an initializer (cudaMemcpyToSymbol) is an input the launch gives") {
   auto parsed = ptx::parse_ptx_file(path_of("const_data.ptx"));
   REQUIRE(parsed.module.has_value());
-  auto ok = ptx::lower_kernel(*parsed.module, "tables");  // the other kernels do not care
-  CHECK(ok.program.has_value());
   auto l = ptx::lower_kernel(*parsed.module, "host_table");
-  REQUIRE(l.error.has_value());
-  CHECK(l.error->message.find("'from_host' is .const data without an initializer") != std::string::npos);
-  CHECK(l.error->loc.line == 167);
-  CHECK(l.error->loc.column == 17);
+  REQUIRE(l.program.has_value());
+  const Program& p = *l.program;
+  auto b = std::find_if(p.buffers.begin(), p.buffers.end(), [](const BufferDecl& d) { return d.name == "from_host"; });
+  REQUIRE(b != p.buffers.end());
+  CHECK(b->from_host);
+  ExprContext ctx;
+  SymbolicDomain dom(ctx);
+  // Not given: a bad launch that names the variable and the spec key.
+  auto missing = run_program(p, launch_of(8, x_y()), dom);
+  REQUIRE(missing.diagnostics.size() == 1);
+  CHECK(missing.diagnostics[0].kind == DiagKind::BadLaunch);
+  CHECK(missing.diagnostics[0].message.find("'from_host' is __constant__ data the host fills") != std::string::npos);
+  // Given as the tensor w: y[t] = x[t] * w[t % 4].
+  Launch given = launch_of(8, x_y());
+  given.symbols["from_host"] = TensorArg{"w", DType::F32, {4}, Role::In};
+  auto run = run_program(p, given, dom);
+  REQUIRE(run.ok());
+  CHECK(*run.outputs.at("y")[5] == ctx.mul(ctx.symbol("x", 5), ctx.symbol("w", 1)));
+  // A tensor of the wrong size is a bad launch too.
+  given.symbols["from_host"] = TensorArg{"w", DType::F32, {8}, Role::In};
+  auto wrong = run_program(p, given, dom);
+  REQUIRE(!wrong.ok());
+  CHECK(wrong.diagnostics[0].message.find("has 16 bytes, but the tensor 'w' given for it has 32") != std::string::npos);
 }
 
 TEST_CASE("initializers: f16 tables, 0f floats, two-dimensional arrays, and addresses that are errors only when used") {

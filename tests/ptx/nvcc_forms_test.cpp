@@ -41,8 +41,12 @@ ptx::Error parse_error_of(const std::string& text) {
 Spec spec_of(const std::string& file, const std::string& ref, std::uint64_t ref_dyn, const std::string& opt,
              std::uint64_t opt_dyn, std::uint32_t block, const std::vector<ParamSpec>& params) {
   Spec s;
-  s.ref = KernelSpec{path_of(file), ref, Dim3{block, 1, 1}, ref_dyn, std::nullopt};
-  if (!opt.empty()) s.opt = KernelSpec{path_of(file), opt, Dim3{block, 1, 1}, opt_dyn, std::nullopt};
+  s.ref = kernel_spec(file, ref, block);
+  s.ref->dynamic_shared = ref_dyn;
+  if (!opt.empty()) {
+    s.opt = kernel_spec(file, opt, block);
+    s.opt->dynamic_shared = opt_dyn;
+  }
   s.grid = Dim3{1, 1, 1};
   s.params = params;
   s.path = "test";

@@ -64,12 +64,20 @@ inline tileverify::Launch launch_of(std::uint32_t block, const std::vector<tilev
   return l;
 }
 
+inline tileverify::KernelSpec kernel_spec(const std::string& file, const std::string& kernel, std::uint32_t block) {
+  tileverify::KernelSpec k;
+  k.ptx = path_of(file);
+  k.kernel = kernel;
+  k.block = tileverify::Dim3{block, 1, 1};
+  return k;
+}
+
 // `tileverify equiv` on two kernels of tests/ptx/`file`, both with `block` threads.
 inline tileverify::Report equiv(const std::string& file, const std::string& ref, const std::string& opt,
                                 std::uint32_t block, const std::vector<tileverify::ParamSpec>& params) {
   tileverify::Spec s;
-  s.ref = tileverify::KernelSpec{path_of(file), ref, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
-  s.opt = tileverify::KernelSpec{path_of(file), opt, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
+  s.ref = kernel_spec(file, ref, block);
+  s.opt = kernel_spec(file, opt, block);
   s.grid = tileverify::Dim3{1, 1, 1};
   s.params = params;
   s.path = "test";
@@ -80,7 +88,7 @@ inline tileverify::Report equiv(const std::string& file, const std::string& ref,
 inline tileverify::Report check(const std::string& file, const std::string& kernel, std::uint32_t block,
                                 const std::vector<tileverify::ParamSpec>& params) {
   tileverify::Spec s;
-  s.ref = tileverify::KernelSpec{path_of(file), kernel, tileverify::Dim3{block, 1, 1}, 0, std::nullopt};
+  s.ref = kernel_spec(file, kernel, block);
   s.grid = tileverify::Dim3{1, 1, 1};
   s.params = params;
   s.path = "test";
