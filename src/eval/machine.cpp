@@ -92,7 +92,9 @@ struct Val {
   V g{};
   // pc + 1 of an atom whose returned (old) value this value derives from:
   // atomics run in schedule order, so such a value differs between
-  // schedules; 0: none. Checked where it could change what the kernel does.
+  // schedules; or of a shuffle that read a lane outside its member mask (an
+  // undefined value); 0: none. Checked where it could change what the kernel
+  // does (an output, an address, a branch).
   std::uint32_t sched = 0;
 };
 
@@ -989,8 +991,21 @@ class Machine {
   }
 
   // t: the thread that uses the value (kNone for an output: then the atomic is the place).
+  // A mark names an atom (a schedule-dependent old value) or a shuffle (an
+  // undefined value read from outside the member mask).
   [[noreturn]] void schedule_dependent(std::uint32_t t, std::uint32_t sched, const std::string& what) {
     const std::uint32_t atom_pc = sched - 1;
+    if (p_.code[atom_pc].op == Opcode::Shfl) {
+      Diagnostic d;
+      d.kind = DiagKind::Uninitialized;
+      d.message = what + " depends on an undefined value: in a shuffle, " + undefined_why_[atom_pc];
+      d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
+      if (t != kNone) d.threads = {t};
+      d.detail = "  the shuffle: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) +
+                 "\n  CUDA leaves undefined what a shuffle reads from a lane outside its member mask or from\n"
+                 "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7)\n";
+      throw Stop{d};
+    }
     Diagnostic d;
     d.kind = DiagKind::Race;
     d.message = what + " depends on the value an atomic returned, which depends on the schedule";
@@ -1515,7 +1530,22 @@ class Machine {
         std::uint32_t mask = std::uint32_t(as_int(t, operand(t, in.src[3]), "a member mask"));
         if (!warp::shfl_source_in_mask(warp::ShflMode(in.mode), int(lane), b, c, mask) || src_t >= n_ ||
             state_[src_t] == TState::Done) {
-          fail(DiagKind::Unsupported, t, "shuffle reads lane " + std::to_string(j) + ", which is not in the member mask or has exited");
+          // CUDA leaves the value undefined (Programming Guide, warp shuffle
+          // functions). Kernels do this in lanes whose result they drop (the
+          // last steps of a tree reduction), so it is marked, like what an
+          // atom returns, and reported only where it would show.
+          const std::uint32_t pc = std::uint32_t(&in - p_.code.data());
+          if (!undefined_why_.count(pc)) {
+            char m[16];
+            std::snprintf(m, sizeof m, "0x%08x", mask);
+            bool out = !(mask >> j & 1) || src_t >= n_;
+            undefined_why_[pc] = "lane " + std::to_string(lane) + " read lane " + std::to_string(j) + ", which " +
+                                 (out ? std::string("is not in the member mask ") + m : std::string("had exited"));
+          }
+          result[gi] = operand(t, in.src[0]);
+          result[gi].sched = pc + 1;
+          sched_marks_ = true;
+          continue;
         }
         result[gi] = operand(src_t, in.src[0]);
       }
@@ -1888,6 +1918,7 @@ class Machine {
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
   std::uint64_t arrivals_ = 0;
   bool sched_marks_ = false;            // whether any value carries a schedule mark (Val::sched)
+  std::map<std::uint32_t, std::string> undefined_why_;  // shuffles that read undefined values: pc -> which lanes
   std::uint32_t collective_sched_ = 0;  // the schedule mark of what the running collective read
   std::vector<AsyncCopy<V>> copies_;                               // every cp.async element issued; ids are index + 1
   std::vector<std::vector<std::uint32_t>> open_copies_;           // per thread: copies not yet committed to a group
