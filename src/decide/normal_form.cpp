@@ -143,8 +143,7 @@ MonoId Algebra::mono_mul(MonoId a, MonoId b) {
   if (b == 0) return a;
   if (a > b) std::swap(a, b);
   std::uint64_t key = pair_key(a, b);
-  auto it = mono_mul_memo_.find(key);
-  if (it != mono_mul_memo_.end()) return it->second;
+  if (const std::uint32_t* hit = mono_mul_memo_.find(key)) return *hit;
   const MonoEntry *pa = monos_.data(a), *pb = monos_.data(b);
   std::size_t na = monos_.size(a), nb = monos_.size(b), i = 0, j = 0;
   std::vector<MonoEntry> out;
@@ -163,7 +162,7 @@ MonoId Algebra::mono_mul(MonoId a, MonoId b) {
     }
   }
   MonoId r = monos_.intern(out.data(), out.size());
-  mono_mul_memo_.emplace(key, r);
+  mono_mul_memo_.insert(key, r);
   return r;
 }
 
@@ -179,8 +178,7 @@ PolyId Algebra::poly_add(PolyId a, PolyId b) {
   if (b == 0) return a;
   if (a > b) std::swap(a, b);
   std::uint64_t key = pair_key(a, b);
-  auto it = poly_add_memo_.find(key);
-  if (it != poly_add_memo_.end()) return it->second;
+  if (const std::uint32_t* hit = poly_add_memo_.find(key)) return *hit;
   const PolyEntry *pa = polys_.data(a), *pb = polys_.data(b);
   std::size_t na = polys_.size(a), nb = polys_.size(b), i = 0, j = 0;
   std::vector<PolyEntry> out;
@@ -198,19 +196,18 @@ PolyId Algebra::poly_add(PolyId a, PolyId b) {
     }
   }
   PolyId r = polys_.intern(out.data(), out.size());
-  poly_add_memo_.emplace(key, r);
+  poly_add_memo_.insert(key, r);
   return r;
 }
 
 PolyId Algebra::poly_neg(PolyId a) {
   if (a == 0) return 0;
-  auto it = poly_neg_memo_.find(a);
-  if (it != poly_neg_memo_.end()) return it->second;
+  if (const std::uint32_t* hit = poly_neg_memo_.find(a)) return *hit;
   std::vector<PolyEntry> out(polys_.data(a), polys_.data(a) + polys_.size(a));
   for (auto& e : out) e.coef = coefs_.intern(-coefs_.get(e.coef));
   PolyId r = polys_.intern(out.data(), out.size());
-  poly_neg_memo_.emplace(a, r);
-  poly_neg_memo_.emplace(r, a);
+  poly_neg_memo_.insert(a, r);
+  poly_neg_memo_.insert(r, a);
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include "tileverify/decide.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
+#include "../util/flat_map.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -219,9 +220,9 @@ class Algebra {
   SeqInterner<MonoEntry> monos_;
   SeqInterner<PolyEntry> polys_;
   SeqInterner<std::uint32_t> nf_keys_;
-  std::unordered_map<std::uint64_t, MonoId> mono_mul_memo_;
-  std::unordered_map<std::uint64_t, PolyId> poly_add_memo_;
-  std::unordered_map<PolyId, PolyId> poly_neg_memo_;
+  FlatMap64 mono_mul_memo_;
+  FlatMap64 poly_add_memo_;
+  FlatMap64 poly_neg_memo_;
   // Denominator comparisons, remembered by identity (the dens are kept alive).
   std::map<std::pair<const Den*, const Den*>, bool> same_den_memo_;
   std::vector<std::shared_ptr<const Den>> compared_dens_;
