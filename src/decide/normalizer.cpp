@@ -111,11 +111,10 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
   // Take an operand's form: move it out when this is its only user.
   auto take = [&](std::size_t i) -> NF {
     std::uint32_t id = dep_ids[i];
-    auto it = results_.find(id);
-    std::shared_ptr<const NF> p = it->second;
+    std::shared_ptr<const NF> p = *results_.get(id);
     bool last = !persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1;
     if (last) {
-      results_.erase(it);
+      results_.drop(id);
       if (p.use_count() == 1) return std::move(const_cast<NF&>(*p));
     }
     return *p;
@@ -128,7 +127,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       auto it = key_cache_.find(id);
       if (it != key_cache_.end()) return it->second;
     }
-    std::uint32_t k = alg_.nf_key(*results_.at(id), exponent);
+    std::uint32_t k = alg_.nf_key(**results_.get(id), exponent);
     if (!exponent && !subst_) key_cache_.emplace(id, k);
     return k;
   };
@@ -254,32 +253,31 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
 
 std::shared_ptr<const NF> Normalizer::run(Expr root) {
   if (ctx_.size() >= Algebra::kSyntheticAtom) throw LimitHit{"more than 2^31 expression nodes"};
-  auto done = results_.find(root.id);
-  if (done != results_.end()) return done->second;
+  if (const auto* done = results_.get(root.id)) return *done;
   root_ = root.id;
   std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
   std::vector<std::uint32_t> d;
   while (!stack.empty()) {
     auto [id, expanded] = stack.back();
     stack.pop_back();
-    if (results_.count(id)) continue;
+    if (results_.has(id)) continue;
     Expr e{id};
     deps(e, d);
     bool missing = false;
-    for (std::uint32_t c : d) missing = missing || !results_.count(c);
+    for (std::uint32_t c : d) missing = missing || !results_.has(c);
     if (missing) {  // operands first (again, if another user consumed one in between)
       stack.push_back({id, true});
       for (std::uint32_t c : d)
-        if (!results_.count(c)) stack.push_back({c, false});
+        if (!results_.has(c)) stack.push_back({c, false});
       continue;
     }
     (void)expanded;
     alg_.check_deadline();
-    results_[id] = std::make_shared<NF>(compute(e, d));  // non-const: take() may move out of it
+    results_.put(id, std::make_shared<NF>(compute(e, d)));  // non-const: take() may move out of it
   }
-  auto r = results_.at(root.id);
+  std::shared_ptr<const NF> r = *results_.get(root.id);
   // Outputs are asked for once; keep only what other nodes share.
-  if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) results_.erase(root.id);
+  if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) results_.drop(root.id);
   root_ = UINT32_MAX;
   return r;
 }

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <unordered_map>
+
+#include "../util/flat_map.hpp"
 #include <vector>
 
 namespace tileverify::detail {
@@ -69,7 +71,34 @@ class Normalizer {
   const ExprContext& ctx_;
   Algebra& alg_;
   const std::unordered_map<std::uint32_t, std::uint32_t>* subst_ = nullptr;
-  std::unordered_map<std::uint32_t, std::shared_ptr<const NF>> results_;
+  // Normal forms of nodes, by node id: a flat index into result_vals_ (a
+  // dropped form leaves an empty pointer, reused if the node comes back).
+  // Probed several times per node, so it is not a node-based map.
+  struct Results {
+    FlatMap64 slot;
+    std::vector<std::shared_ptr<const NF>> vals;
+    const std::shared_ptr<const NF>* get(std::uint32_t id) const {
+      const std::uint32_t* s = slot.find(id);
+      return s && vals[*s] ? &vals[*s] : nullptr;
+    }
+    bool has(std::uint32_t id) const { return get(id) != nullptr; }
+    void put(std::uint32_t id, std::shared_ptr<const NF> p) {
+      if (const std::uint32_t* s = slot.find(id)) {
+        vals[*s] = std::move(p);
+        return;
+      }
+      slot.insert(id, std::uint32_t(vals.size()));
+      vals.push_back(std::move(p));
+    }
+    void drop(std::uint32_t id) {
+      if (const std::uint32_t* s = slot.find(id)) vals[*s].reset();
+    }
+    void clear() {
+      slot.clear();
+      vals.clear();
+    }
+  };
+  Results results_;
   std::uint32_t root_ = UINT32_MAX;
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VecHash> atoms_;  // key -> atom
   std::uint32_t next_atom_ = Algebra::kSyntheticAtom;

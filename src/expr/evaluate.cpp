@@ -2,6 +2,8 @@
 // kernels are deep).
 #include "tileverify/expr.hpp"
 
+#include "../util/flat_map.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -13,24 +15,29 @@ long double evaluate(const ExprContext& ctx, Expr root, const Assignment& values
 }
 
 std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr>& roots, const Assignment& values) {
-  std::unordered_map<std::uint32_t, long double> val;
-  for (const auto& kv : values.values) val[kv.first.id] = kv.second.to_long_double();
-  std::unordered_map<std::uint32_t, long double> memo;
+  // node id -> index into vals (a flat map: the screen evaluates whole
+  // kernels' outputs, millions of nodes)
+  detail::FlatMap64 val, memo;
+  std::vector<long double> vals;
+  for (const auto& kv : values.values) {
+    val.insert(kv.first.id, std::uint32_t(vals.size()));
+    vals.push_back(kv.second.to_long_double());
+  }
   std::vector<std::pair<std::uint32_t, bool>> stack;
   for (Expr r : roots) stack.push_back({r.id, false});
   const long double inf = std::numeric_limits<long double>::infinity();
   while (!stack.empty()) {
     auto [id, ready] = stack.back();
     stack.pop_back();
-    if (memo.count(id)) continue;
+    if (memo.find(id)) continue;
     Expr e{id};
     if (!ready) {
       stack.push_back({id, true});
       for (Expr c : ctx.children(e))
-        if (!memo.count(c.id)) stack.push_back({c.id, false});
+        if (!memo.find(c.id)) stack.push_back({c.id, false});
       continue;
     }
-    auto arg = [&](std::size_t i) { return memo.at(ctx.children(e)[i].id); };
+    auto arg = [&](std::size_t i) { return vals[*memo.find(ctx.children(e)[i].id)]; };
     long double r = 0;
     std::size_t n = ctx.children(e).size();
     switch (ctx.op(e)) {
@@ -39,10 +46,9 @@ std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr
       case Op::PosInf: r = inf; break;
       case Op::Named: r = std::log(2.0L); break;
       case Op::Symbol: {
-        auto it = val.find(id);
-        if (it == val.end())
-          throw std::out_of_range("evaluate: no value for " + ctx.to_string(e));
-        r = it->second;
+        const std::uint32_t* it = val.find(id);
+        if (!it) throw std::out_of_range("evaluate: no value for " + ctx.to_string(e));
+        r = vals[*it];
         break;
       }
       case Op::Add: r = 0; for (std::size_t i = 0; i < n; ++i) r += arg(i); break;
@@ -70,11 +76,12 @@ std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr
         break;
       }
     }
-    memo[id] = r;
+    memo.insert(id, std::uint32_t(vals.size()));
+    vals.push_back(r);
   }
   std::vector<long double> out;
   out.reserve(roots.size());
-  for (Expr r : roots) out.push_back(memo.at(r.id));
+  for (Expr r : roots) out.push_back(vals[*memo.find(r.id)]);
   return out;
 }
 
