@@ -6,5 +6,7 @@
 #include "tileverify/program.hpp"
 #include "tileverify/ptx.hpp"
 #include "tileverify/expr.hpp"
+#include "tileverify/fpsan.hpp"
+#include "tileverify/payload.hpp"
 #include "tileverify/rational.hpp"
 #include "tileverify/tileverify.hpp"

@@ -62,7 +62,12 @@ SpecResult load_spec(const std::string& path);
 SpecResult parse_spec(const std::string& json_text, const std::string& path);
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
-enum class Outcome { Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error, Trap };
+// PayloadsAgree / PayloadsDiffer: the answers of check_payloads (exit codes 0
+// and 1), which are evidence about equivalence, not a decision.
+enum class Outcome {
+  Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error, Trap,
+  PayloadsAgree, PayloadsDiffer
+};
 const char* outcome_name(Outcome o);  // "equivalent", "not_equivalent", ... as in the JSON report
 
 struct Mismatch {
@@ -78,6 +83,7 @@ struct ReportStats {
   double parse_seconds = 0, eval_seconds = 0, decide_seconds = 0;
   RunStats ref, opt;
   std::size_t outputs_compared = 0, proved = 0;
+  unsigned trials = 0;  // check_payloads: random inputs run
 };
 
 struct Report {
@@ -96,6 +102,18 @@ struct Report {
 Report check(const Spec& spec);
 // Two kernels: the same outputs for every input, on the CTA the spec names.
 Report check_equivalence(const Spec& spec, const DecideLimits& limits = {});
+// FpSan payload check (docs/fpsan.md): ref and opt run on `trials` random
+// payload inputs (PayloadDomain, seeds seed, seed + 1, ...) and their outputs
+// are compared bit for bit. As fast as running the kernels, and it finds most
+// wrong kernels, but agreement is not a proof and the algebra keeps only some
+// identities (x/x = 1 fails for even payloads), so equivalent kernels can
+// differ. Races, deadlocks and bad accesses are reported as by check().
+struct PayloadOptions {
+  unsigned trials = 100;
+  std::uint64_t seed = 1;
+};
+Report check_payloads(const Spec& spec, const PayloadOptions& options = {});
+
 // The same for Programs built directly (compiler backends).
 Report check_equivalence(const Program& ref, const Launch& ref_launch, const Program& opt, const Launch& opt_launch,
                          const DecideLimits& limits = {});

@@ -1,4 +1,5 @@
-// The tileverify command: `tileverify equiv SPEC.json`, `tileverify check SPEC.json`.
+// The tileverify command: `tileverify equiv SPEC.json`, `tileverify check SPEC.json`,
+// `tileverify fpsan SPEC.json` (payload checking, docs/fpsan.md).
 // Exit codes (DESIGN.md): 0 equivalent / clean, 1 not equivalent, 2 unsafe
 // (race, deadlock, out of bounds, uninitialized), 3 outside the supported
 // class or undecided, 4 bad input or usage.
@@ -51,6 +52,12 @@ int main(int argc, char** argv) {
                     "60 s per output)");
   CLI::App* check = app.add_subcommand("check", "check one kernel for races, deadlocks and bad accesses");
   add_common(check);
+  tileverify::PayloadOptions payload;
+  CLI::App* fpsan = app.add_subcommand(
+      "fpsan", "run ref and opt on random FpSan payloads and compare the outputs bit for bit (fast evidence, not a proof)");
+  add_common(fpsan);
+  fpsan->add_option("--trials", payload.trials, "random inputs to run (default 100)")->check(CLI::PositiveNumber);
+  fpsan->add_option("--seed", payload.seed, "seed of the first input (default 1; input k uses seed + k)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -96,6 +103,8 @@ int main(int argc, char** argv) {
           if (done == total && isatty(2)) std::fputc('\n', stderr);
         };
       report = tileverify::check_equivalence(spec, limits);
+    } else if (fpsan->parsed()) {
+      report = tileverify::check_payloads(spec, payload);
     } else {
       report = tileverify::check(spec);
     }

@@ -1,6 +1,7 @@
 // The public equivalence API: spec files, running both kernels, deciding
 // every output element, and the report.
 #include "tileverify/equiv.hpp"
+#include "tileverify/payload_domain.hpp"
 
 #include "tileverify/ptx.hpp"
 
@@ -32,6 +33,8 @@ const char* outcome_name(Outcome o) {
     case Outcome::Ok: return "ok";
     case Outcome::Error: return "error";
     case Outcome::Trap: return "trap";
+    case Outcome::PayloadsAgree: return "payloads_agree";
+    case Outcome::PayloadsDiffer: return "payloads_differ";
   }
   return "error";
 }
@@ -665,12 +668,87 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
 
 }  // namespace
 
+// ---------------------------------------------------------------- payloads
+
+Report check_payloads(const Spec& spec, const PayloadOptions& options) {
+  Report r;
+  if (!spec.ref || !spec.opt) {
+    r.error = spec.path + ": a payload check needs \"ref\" and \"opt\"";
+    return r;
+  }
+  if (spec.all_ctas) {
+    r.error = spec.path + ": payload checks run one CTA (the spec's \"cta\", or --cta), not \"ctas\": \"all\"";
+    return r;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = load_program(*spec.ref, &r);
+  if (!a) return r;
+  auto b = load_program(*spec.opt, &r);
+  if (!b) return r;
+  r.stats.parse_seconds = since(t0);
+  auto kernels = kernels_of(spec, true);
+  const Launch lr = launch_of(spec, *spec.ref), lo = launch_of(spec, *spec.opt);
+  r.verdict = Outcome::Ok;  // take_diagnostics replaces it with what a run found
+  t0 = std::chrono::steady_clock::now();
+  for (unsigned trial = 0; trial < std::max(1u, options.trials); ++trial) {
+    const std::uint64_t seed = options.seed + trial;
+    PayloadDomain dom(seed);
+    // Addresses and control flow of a structured kernel do not depend on the
+    // data, so the first run's race check holds for every input.
+    RunOptions ro;
+    ro.check_races = trial == 0;
+    auto x = run_program(*a, lr, dom, ro);
+    auto y = run_program(*b, lo, dom, ro);
+    ++r.stats.trials;
+    if (trial == 0) {
+      r.stats.ref = x.stats;
+      r.stats.opt = y.stats;
+    }
+    take_diagnostics(r, x.diagnostics, kernels[0].second);
+    take_diagnostics(r, y.diagnostics, kernels[1].second);
+    if (!r.diagnostics.empty()) break;
+    r.stats.outputs_compared = 0;
+    for (const auto& [name, xs] : x.outputs) {
+      auto other = y.outputs.find(name);
+      for (std::size_t e = 0; e < xs.size() && !r.mismatch; ++e) {
+        ++r.stats.outputs_compared;
+        std::optional<std::uint32_t> p = xs[e], q;
+        if (other != y.outputs.end() && e < other->second.size()) q = other->second[e];
+        if (p == q) continue;
+        Mismatch m;
+        m.output = name;
+        m.element = e;
+        auto show = [&](const std::optional<std::uint32_t>& v) {
+          if (!v) return std::string("(not written)");
+          std::ostringstream os;
+          os << dom.text(*v) << " (unembedded: " << PayloadDomain::to_float(*v) << ")";
+          return os.str();
+        };
+        m.ref_expr = show(p);
+        m.opt_expr = show(q);
+        m.why = "on random payload inputs number " + std::to_string(trial) + " (seed " + std::to_string(seed) +
+                "; rerun with --trials 1 --seed " + std::to_string(seed) + ")";
+        m.cta = spec.cta;
+        r.mismatch = m;
+        r.verdict = Outcome::PayloadsDiffer;
+      }
+      if (r.mismatch) break;
+    }
+    if (r.mismatch) break;
+  }
+  r.stats.eval_seconds = since(t0);
+  if (r.verdict == Outcome::Ok) r.verdict = Outcome::PayloadsAgree;
+  return r;
+}
+
 // ---------------------------------------------------------------- reports
 
 int Report::exit_code() const {
   switch (verdict) {
     case Outcome::Equivalent:
+    case Outcome::PayloadsAgree:
     case Outcome::Ok: return 0;
+    case Outcome::PayloadsDiffer:
     case Outcome::NotEquivalent: return 1;
     case Outcome::Race:
     case Outcome::Deadlock:
@@ -694,6 +772,11 @@ std::string Report::text() const {
     case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
     case Outcome::Trap: os << "UNSAFE (trap): a thread reaches a failed assert() or a trap\n"; break;
     case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
+    case Outcome::PayloadsAgree:
+      os << "PAYLOADS AGREE: bit-identical FpSan payloads on all " << stats.outputs_compared << " outputs for "
+         << stats.trials << " random inputs (evidence, not a proof: `tileverify equiv` proves)\n";
+      break;
+    case Outcome::PayloadsDiffer: os << "PAYLOADS DIFFER\n"; break;
     case Outcome::Unknown:
       os << "UNKNOWN: not every output could be decided";
       if (stats.outputs_compared) os << " (" << stats.proved << " of " << stats.outputs_compared << " proved)";
@@ -717,7 +800,9 @@ std::string Report::text() const {
     os << "\n";
     os << "    ref: " << mismatch->ref_expr << "\n";
     os << "    opt: " << mismatch->opt_expr << "\n";
-    if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
+    if (verdict == Outcome::PayloadsDiffer) {
+      os << "  " << mismatch->why << "\n";
+    } else if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
       os << "  counterexample: " << mismatch->why << "\n";
       os << "    ref gives " << mismatch->counterexample.lhs_value << "\n";
       os << "    opt gives " << mismatch->counterexample.rhs_value << "\n";

@@ -2,6 +2,7 @@
 // VOLTA's sync rule, vector-clock race detection, bounds and initialization
 // checks. Explicitly instantiated for the two domains.
 #include "tileverify/eval.hpp"
+#include "tileverify/payload_domain.hpp"
 
 #include "warp_semantics.hpp"
 
@@ -1934,5 +1935,6 @@ RunResult<Domain> run_program(const Program& program, const Launch& launch, Doma
 
 template RunResult<SymbolicDomain> run_program(const Program&, const Launch&, SymbolicDomain&, const RunOptions&);
 template RunResult<ConcreteDomain> run_program(const Program&, const Launch&, ConcreteDomain&, const RunOptions&);
+template RunResult<PayloadDomain> run_program(const Program&, const Launch&, PayloadDomain&, const RunOptions&);
 
 }  // namespace tileverify
