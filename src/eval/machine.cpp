@@ -1004,7 +1004,8 @@ class Machine {
       if (t != kNone) d.threads = {t};
       d.detail = "  the shuffle: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) +
                  "\n  CUDA leaves undefined what a shuffle reads from a lane outside its member mask or from\n"
-                 "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7)\n";
+                 "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7); an H100 happened\n"
+                 "  to return 0 in our test, which no GPU promises\n";
       throw Stop{d};
     }
     Diagnostic d;
