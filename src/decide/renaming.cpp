@@ -1,0 +1,146 @@
+#include "renaming.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace tileverify::detail {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t RenamingMatcher::shape(Expr root) {
+  if (shape_.size() < ctx_.size()) shape_.resize(ctx_.size(), 0);
+  if (shape_[root.id]) return shape_[root.id];
+  std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
+  while (!stack.empty()) {
+    auto [id, ready] = stack.back();
+    stack.pop_back();
+    if (shape_[id]) continue;
+    Expr e{id};
+    if (!ready) {
+      stack.push_back({id, true});
+      for (Expr c : ctx_.children(e))
+        if (!shape_[c.id]) stack.push_back({c.id, false});
+      continue;
+    }
+    const Op op = ctx_.op(e);
+    std::uint64_t h = mix(0x51ED27u, std::uint64_t(op));
+    switch (op) {
+      case Op::Const: h = mix(h, ctx_.constant_value(e).hash()); break;
+      case Op::Symbol:
+        h = mix(h, std::hash<std::string>()(ctx_.symbol_tensor(e)));
+        h = mix(h, ctx_.is_integer_symbol(e));
+        break;
+      case Op::Pow: h = mix(h, std::uint64_t(std::int64_t(ctx_.pow_exponent(e)))); break;
+      case Op::Select: h = mix(h, std::uint64_t(ctx_.select_cmp(e))); break;
+      case Op::Func: h = mix(h, std::hash<std::string>()(ctx_.name(e))); break;
+      default: break;
+    }
+    for (Expr c : ctx_.children(e)) h = mix(h, shape_[c.id]);
+    shape_[id] = h ? h : 1;
+  }
+  return shape_[root.id];
+}
+
+std::uint64_t RenamingMatcher::tensors(Expr root) {
+  if (tensors_.size() < ctx_.size()) tensors_.resize(ctx_.size(), 0);
+  // 0 is a valid mask (no symbols), so "computed" is kept apart by bit 62
+  // never being a tensor's bit: masks are stored with it set.
+  constexpr std::uint64_t kDone = std::uint64_t(1) << 62;
+  if (tensors_[root.id]) return tensors_[root.id] & ~kDone;
+  std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
+  while (!stack.empty()) {
+    auto [id, ready] = stack.back();
+    stack.pop_back();
+    if (tensors_[id]) continue;
+    Expr e{id};
+    if (!ready) {
+      stack.push_back({id, true});
+      for (Expr c : ctx_.children(e))
+        if (!tensors_[c.id]) stack.push_back({c.id, false});
+      continue;
+    }
+    std::uint64_t m = 0;
+    if (ctx_.op(e) == Op::Symbol) {
+      auto it = tensor_index_.emplace(ctx_.symbol_tensor(e), unsigned(tensor_index_.size())).first;
+      m = std::uint64_t(1) << std::min(it->second, 61u);  // 61: every tensor past the 61st, together
+    }
+    for (Expr c : ctx_.children(e)) m |= tensors_[c.id];
+    tensors_[id] = m | kDone;
+  }
+  return tensors_[root.id] & ~kDone;
+}
+
+bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
+  FlatMap64 visited;
+  std::unordered_map<std::uint32_t, std::uint32_t> sigma;
+  std::vector<std::uint32_t> fixed;  // subtrees that are the same node on both sides
+  auto bind = [&](std::uint32_t u, std::uint32_t v) {
+    // A substitution: each symbol gets one image (two symbols may get the
+    // same one: an identity stays an identity under any substitution).
+    return sigma.emplace(u, v).first->second == v;
+  };
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{a1.id, a2.id}, {b1.id, b2.id}};
+  while (!stack.empty()) {
+    auto [u, v] = stack.back();
+    stack.pop_back();
+    const std::uint64_t key = std::uint64_t(u) << 32 | v;
+    if (visited.find(key)) continue;
+    visited.insert(key, 1);
+    Expr x{u}, y{v};
+    if (u == v) {
+      if (ctx_.op(x) == Op::Symbol) {
+        if (!bind(u, u)) return false;
+      } else {
+        fixed.push_back(u);
+      }
+      continue;
+    }
+    const Op op = ctx_.op(x);
+    if (op != ctx_.op(y)) return false;
+    switch (op) {
+      case Op::Symbol:
+        if (ctx_.is_integer_symbol(x) != ctx_.is_integer_symbol(y) || ctx_.symbol_tensor(x) != ctx_.symbol_tensor(y))
+          return false;
+        if (!bind(u, v)) return false;
+        continue;
+      case Op::Const:  // interned: different nodes are different values
+      case Op::NegInf:
+      case Op::PosInf:
+      case Op::Named: return false;
+      case Op::Pow:
+        if (ctx_.pow_exponent(x) != ctx_.pow_exponent(y)) return false;
+        break;
+      case Op::Select:
+        if (ctx_.select_cmp(x) != ctx_.select_cmp(y)) return false;
+        break;
+      case Op::Func:
+        if (ctx_.name(x) != ctx_.name(y)) return false;
+        break;
+      default: break;
+    }
+    ExprRange cx = ctx_.children(x), cy = ctx_.children(y);
+    if (cx.size() != cy.size()) return false;
+    for (std::size_t i = 0; i < cx.size(); ++i) stack.push_back({cx[i].id, cy[i].id});
+  }
+  // A subtree both pairs share is left as it is, so the substitution must fix
+  // every symbol in it: no tensor it contains may have a symbol that moves.
+  std::uint64_t moved = 0;
+  for (const auto& [u, v] : sigma)
+    if (u != v) moved |= tensors(Expr{u});
+  if (moved == 0) return true;
+  for (std::uint32_t f : fixed)
+    if (tensors(Expr{f}) & moved) return false;
+  return true;
+}
+
+}  // namespace tileverify::detail

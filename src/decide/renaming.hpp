@@ -1,0 +1,40 @@
+// Output pairs that are one pair up to a renaming of the inputs (internal).
+//
+// Kernels compute many outputs by the same code on different inputs: every
+// C[i][j] of a GEMM is Σ_k A[i][k]·B[k][j], every O[i][d] of an attention
+// kernel is the same softmax-weighted sum of another column of V. If
+// (a', b') = σ(a, b) for a substitution σ of input symbols by input symbols,
+// then a ≡ b implies a' ≡ b' (evaluate a ≡ b at σ's image), so one proof
+// serves the whole family. The check is exact: a lockstep walk over both DAGs
+// that builds σ and fails on any difference, and nodes the two pairs share
+// must be fixed by σ; hashes only pick the candidate.
+#pragma once
+
+#include "tileverify/expr.hpp"
+
+#include "../util/flat_map.hpp"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace tileverify::detail {
+
+class RenamingMatcher {
+ public:
+  explicit RenamingMatcher(const ExprContext& ctx) : ctx_(ctx) {}
+  // A hash of e that ignores which element of a tensor each symbol is (so a
+  // renaming within tensors keeps it); memoized per node.
+  std::uint64_t shape(Expr e);
+  // Whether (a2, b2) is (a1, b1) with its input symbols substituted, each by
+  // a symbol of the same tensor and kind. Exact.
+  bool renames(Expr a1, Expr b1, Expr a2, Expr b2);
+
+ private:
+  std::uint64_t tensors(Expr e);  // a bit per tensor occurring below e (bit 61: all tensors past the 61st)
+  const ExprContext& ctx_;
+  std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
+  std::unordered_map<std::string, unsigned> tensor_index_;
+};
+
+}  // namespace tileverify::detail
