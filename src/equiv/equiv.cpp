@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 namespace tileverify {
@@ -614,22 +613,35 @@ Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
 
 namespace {
 
-Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
-  Report r;
+// Both kernels of a pair spec, lowered, with their launches and report names;
+// none (and the reason in *r) when the spec is no pair or a kernel does not load.
+struct LoadedPair {
+  Program ref, opt;
+  Launch ref_launch, opt_launch;
+  std::string ref_name, opt_name;
+  double parse_seconds = 0;
+};
+std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, Report* r) {
   if (!spec.ref || !spec.opt) {
-    r.error = spec.path + ": an equivalence check needs \"ref\" and \"opt\"";
-    return r;
+    r->error = spec.path + ": " + what + " needs \"ref\" and \"opt\"";
+    return std::nullopt;
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto a = load_program(*spec.ref, &r);
-  if (!a) return r;
-  auto b = load_program(*spec.opt, &r);
-  if (!b) return r;
-  double parse = since(t0);
+  auto a = load_program(*spec.ref, r);
+  if (!a) return std::nullopt;
+  auto b = load_program(*spec.opt, r);
+  if (!b) return std::nullopt;
   auto kernels = kernels_of(spec, true);
-  r = compare(*a, launch_of(spec, *spec.ref), *b, launch_of(spec, *spec.opt), limits, kernels[0].second,
-              kernels[1].second);
-  r.stats.parse_seconds = parse;
+  return LoadedPair{std::move(*a), std::move(*b), launch_of(spec, *spec.ref), launch_of(spec, *spec.opt),
+                    kernels[0].second, kernels[1].second, since(t0)};
+}
+
+Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
+  Report r;
+  auto p = load_pair(spec, "an equivalence check", &r);
+  if (!p) return r;
+  r = compare(p->ref, p->ref_launch, p->opt, p->opt_launch, limits, p->ref_name, p->opt_name);
+  r.stats.parse_seconds = p->parse_seconds;
   return r;
 }
 
@@ -639,24 +651,15 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
 
 Report check_payloads(const Spec& spec, const PayloadOptions& options) {
   Report r;
-  if (!spec.ref || !spec.opt) {
-    r.error = spec.path + ": a payload check needs \"ref\" and \"opt\"";
-    return r;
-  }
   if (spec.all_ctas) {
     r.error = spec.path + ": payload checks run one CTA (the spec's \"cta\", or --cta), not \"ctas\": \"all\"";
     return r;
   }
-  auto t0 = std::chrono::steady_clock::now();
-  auto a = load_program(*spec.ref, &r);
-  if (!a) return r;
-  auto b = load_program(*spec.opt, &r);
-  if (!b) return r;
-  r.stats.parse_seconds = since(t0);
-  auto kernels = kernels_of(spec, true);
-  const Launch lr = launch_of(spec, *spec.ref), lo = launch_of(spec, *spec.opt);
+  auto pair = load_pair(spec, "a payload check", &r);
+  if (!pair) return r;
+  r.stats.parse_seconds = pair->parse_seconds;
   r.verdict = Outcome::Ok;  // take_diagnostics replaces it with what a run found
-  t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   for (unsigned trial = 0; trial < std::max(1u, options.trials); ++trial) {
     const std::uint64_t seed = options.seed + trial;
     PayloadDomain dom(seed);
@@ -664,15 +667,15 @@ Report check_payloads(const Spec& spec, const PayloadOptions& options) {
     // data, so the first run's race check holds for every input.
     RunOptions ro;
     ro.check_races = trial == 0;
-    auto x = run_program(*a, lr, dom, ro);
-    auto y = run_program(*b, lo, dom, ro);
+    auto x = run_program(pair->ref, pair->ref_launch, dom, ro);
+    auto y = run_program(pair->opt, pair->opt_launch, dom, ro);
     ++r.stats.trials;
     if (trial == 0) {
       r.stats.ref = x.stats;
       r.stats.opt = y.stats;
     }
-    take_diagnostics(r, x.diagnostics, kernels[0].second);
-    take_diagnostics(r, y.diagnostics, kernels[1].second);
+    take_diagnostics(r, x.diagnostics, pair->ref_name);
+    take_diagnostics(r, y.diagnostics, pair->opt_name);
     if (!r.diagnostics.empty()) break;
     r.stats.outputs_compared = 0;
     for (const auto& [name, xs] : x.outputs) {

@@ -1,6 +1,8 @@
 // ExprContext: hash-consing and the cheap canonicalizing constructors.
 #include "tileverify/expr.hpp"
 
+#include "../util/hash.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -15,15 +17,7 @@ inline std::size_t mix(std::size_t h, std::size_t v) {
   return h;
 }
 
-// splitmix64's finalizer: every input bit affects every output bit.
-inline std::size_t finalize(std::size_t h) {
-  h ^= h >> 30;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 27;
-  h *= 0x94D049BB133111EBull;
-  h ^= h >> 31;
-  return h;
-}
+inline std::size_t finalize(std::size_t h) { return std::size_t(detail::finalize64(h)); }
 
 }  // namespace
 

@@ -6,6 +6,8 @@
 // Internal to the library.
 #pragma once
 
+#include "hash.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -53,16 +55,8 @@ class FlatMap64 {
     std::uint64_t key;
     std::uint32_t value;
   };
-  // splitmix64's finalizer: keys are pairs of small ids, whose bits must be
-  // spread before masking.
-  std::size_t slot(std::uint64_t k) const {
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ull;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebull;
-    k ^= k >> 31;
-    return std::size_t(k) & mask_;
-  }
+  // Keys are pairs of small ids, whose bits must be spread before masking.
+  std::size_t slot(std::uint64_t k) const { return std::size_t(finalize64(k)) & mask_; }
   void grow() {
     std::vector<Slot> old;
     old.swap(slots_);
