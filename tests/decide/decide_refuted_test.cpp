@@ -116,3 +116,28 @@ TEST_CASE("integer symbols: counterexamples take integer values, real-only diffe
   REQUIRE(d.refuted());
   for (const auto& kv : d.counterexample.inputs.values) CHECK(kv.second.is_integer());
 }
+
+TEST_CASE("decide_all with stop_at_first_refuted: after a refutation the rest are left undecided") {
+  ExprContext c;
+  std::vector<std::pair<Expr, Expr>> pairs;
+  // Pair 0 is false; pairs 1..9 hold but each needs its own proof.
+  pairs.emplace_back(c.add(c.symbol("x", 0), c.one()), c.symbol("x", 0));
+  for (std::uint32_t i = 1; i < 10; ++i) {
+    Expr a = c.symbol("x", i), b = c.symbol("y", i);
+    pairs.emplace_back(c.mul(c.add(a, b), c.add(a, b)), c.add(c.add(c.mul(a, a), c.mul(b, b)), c.mul(c.constant(i + 1), c.mul(a, b))));
+  }
+  DecideLimits stop;
+  stop.stop_at_first_refuted = true;
+  auto ds = decide_all(c, pairs, stop, 1);
+  CHECK(ds[0].refuted());
+  int skipped = 0;
+  for (std::size_t i = 1; i < ds.size(); ++i) {
+    CHECK(!ds[i].proved());
+    skipped += ds[i].unknown() && ds[i].reason.rfind("not decided:", 0) == 0;
+  }
+  CHECK(skipped == 9);
+  // Without the flag every pair is decided: (a+b)^2 = a^2 + b^2 + 2ab holds for i = 1 only.
+  auto all = decide_all(c, pairs, {}, 1);
+  CHECK(all[1].proved());
+  CHECK(all[2].refuted());
+}
