@@ -195,22 +195,34 @@ Expr ExprContext::add(const std::vector<Expr>& terms) {
     kids.push_back(pos_inf_.id);
   }
   // Combine like terms c1*t + c2*t (t = x - x is the common case: the first
-  // step of an online max subtracts a value from itself).
-  std::vector<std::pair<std::uint32_t, Rational>> like;
-  like.reserve(kids.size());
+  // step of an online max subtracts a value from itself). Most sums have
+  // none: look for a repeated base first, without building coefficients.
   bool repeated = false;
-  for (std::uint32_t k : kids) {
-    const Node& n = nodes_[k];
-    if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a]].op == Op::Const)
-      like.emplace_back(kids_[n.a + 1], constants_[nodes_[kids_[n.a]].a]);
-    else if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a + 1]].op == Op::Const)
-      like.emplace_back(kids_[n.a], constants_[nodes_[kids_[n.a + 1]].a]);
-    else
-      like.emplace_back(k, Rational(1));
+  {
+    std::uint32_t small[16];
+    std::vector<std::uint32_t> big;
+    std::uint32_t* bases = small;
+    if (kids.size() > 16) {
+      big.resize(kids.size());
+      bases = big.data();
+    }
+    for (std::size_t i = 0; i < kids.size(); ++i) bases[i] = like_base(Expr{kids[i]});
+    std::sort(bases, bases + kids.size());
+    for (std::size_t i = 1; i < kids.size() && !repeated; ++i) repeated = bases[i] == bases[i - 1];
   }
-  std::sort(like.begin(), like.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  for (std::size_t i = 1; i < like.size() && !repeated; ++i) repeated = like[i].first == like[i - 1].first;
   if (repeated) {
+    std::vector<std::pair<std::uint32_t, Rational>> like;
+    like.reserve(kids.size());
+    for (std::uint32_t k : kids) {
+      const Node& n = nodes_[k];
+      if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a]].op == Op::Const)
+        like.emplace_back(kids_[n.a + 1], constants_[nodes_[kids_[n.a]].a]);
+      else if (n.op == Op::Mul && n.n == 2 && nodes_[kids_[n.a + 1]].op == Op::Const)
+        like.emplace_back(kids_[n.a], constants_[nodes_[kids_[n.a + 1]].a]);
+      else
+        like.emplace_back(k, Rational(1));
+    }
+    std::sort(like.begin(), like.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     kids.clear();
     for (std::size_t i = 0; i < like.size();) {
       Rational c = like[i].second;
