@@ -96,33 +96,6 @@ std::size_t ptx_lines(const std::string& path) {
   return n;
 }
 
-// The Launch a spec gives one of its kernels. equiv.cpp builds the same thing
-// internally (launch_of); it is not public API, so the floor rebuilds it here.
-Launch launch_for(const Spec& s, const KernelSpec& k) {
-  Launch l;
-  l.block = k.block;
-  l.grid = k.grid ? *k.grid : s.grid;
-  l.cta = s.cta;
-  for (const ParamSpec& p : s.params)
-    l.args.push_back(p.tensor ? LaunchArg::of_tensor({p.name, p.dtype, p.shape, p.role})
-                              : LaunchArg::of_scalar(p.value));
-  return l;
-}
-
-std::optional<Program> program_for(const KernelSpec& k, std::string* error) {
-  auto parsed = ptx::parse_ptx_file(k.ptx);
-  if (parsed.error) {
-    *error = parsed.error->text();
-    return std::nullopt;
-  }
-  auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);
-  if (lowered.error) {
-    *error = lowered.error->text();
-    return std::nullopt;
-  }
-  return lowered.program;
-}
-
 // One concrete run of a kernel over what the check covers: the spec's CTA, or
 // every CTA of the grid for "ctas": "all". Returns the thread-instructions.
 std::uint64_t run_concrete(const Program& p, const Launch& base, bool all_ctas) {
@@ -206,14 +179,14 @@ int child_main(const std::string& spec_path, double verify_budget, int min_runs,
               (unsigned long long)rep.stats.opt.thread_instructions);
 
   // The floor: parsing is not part of it (it is the same work in both).
-  std::string err;
-  auto a = program_for(*spec.ref, &err);
-  auto b = a ? program_for(*spec.opt, &err) : std::nullopt;
-  if (!a || !b) {
-    std::printf("floor_error %s\n", one_line(err).c_str());
+  KernelLoad ka = load_kernel(*spec.ref), kb = load_kernel(*spec.opt);
+  if (!ka.program || !kb.program) {
+    std::printf("floor_error %s\n", one_line(ka.program ? kb.error : ka.error).c_str());
     return 0;
   }
-  Launch la = launch_for(spec, *spec.ref), lb = launch_for(spec, *spec.opt);
+  const Program* a = &*ka.program;
+  const Program* b = &*kb.program;
+  Launch la = launch_of(spec, *spec.ref), lb = launch_of(spec, *spec.opt);
   std::vector<double> floor;
   spent = 0;
   std::uint64_t instr = 0;

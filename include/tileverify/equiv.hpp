@@ -97,6 +97,20 @@ struct Report {
   int exit_code() const;     // DESIGN.md: 0, 1, 2, 3 or 4
 };
 
+// The pieces the checks are made of, for tools that run a spec's kernels
+// themselves (benchmarks, other value domains): the launch of one kernel of a
+// spec (its block and grid, the spec's CTA, the params as arguments, its
+// "symbols" bindings), and the kernel lowered from its PTX file (else the
+// error, file:line:column, and whether it is bad input rather than PTX
+// outside what tileverify supports).
+Launch launch_of(const Spec& spec, const KernelSpec& kernel);
+struct KernelLoad {
+  std::optional<Program> program;
+  std::string error;
+  bool bad_input = false;
+};
+KernelLoad load_kernel(const KernelSpec& kernel);
+
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or
 // uninitialized access) on the CTA the spec names?
 Report check(const Spec& spec);

@@ -240,12 +240,6 @@ SpecResult load_spec(const std::string& path) {
 
 // ---------------------------------------------------------------- running
 
-namespace {
-
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 Launch launch_of(const Spec& s, const KernelSpec& k) {
   Launch l;
   l.block = k.block;
@@ -263,23 +257,39 @@ Launch launch_of(const Spec& s, const KernelSpec& k) {
   return l;
 }
 
-std::optional<Program> load_program(const KernelSpec& k, Report* r) {
+KernelLoad load_kernel(const KernelSpec& k) {
+  KernelLoad r;
   auto parsed = ptx::parse_ptx_file(k.ptx);
   if (parsed.error) {
-    r->verdict = Outcome::Error;
-    r->error = parsed.error->text();
-    return std::nullopt;
+    r.error = parsed.error->text();
+    r.bad_input = true;
+    return r;
   }
   auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);
   if (lowered.error) {
-    // Unsupported PTX is outside the supported class; a missing kernel is bad input.
-    bool bad_input = lowered.error->message.rfind("no kernel named", 0) == 0 ||
-                     lowered.error->message.find("dynamic shared") != std::string::npos;
-    r->verdict = bad_input ? Outcome::Error : Outcome::Unsupported;
-    r->error = lowered.error->text();
-    return std::nullopt;
+    r.error = lowered.error->text();
+    r.bad_input = lowered.error->message.rfind("no kernel named", 0) == 0 ||
+                  lowered.error->message.find("dynamic shared") != std::string::npos;
+    return r;
   }
-  return lowered.program;
+  r.program = std::move(lowered.program);
+  return r;
+}
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::optional<Program> load_program(const KernelSpec& k, Report* r) {
+  KernelLoad l = load_kernel(k);
+  if (!l.program) {
+    // Unsupported PTX is outside the supported class; a missing kernel is bad input.
+    r->verdict = l.bad_input ? Outcome::Error : Outcome::Unsupported;
+    r->error = l.error;
+  }
+  return std::move(l.program);
 }
 
 Outcome outcome_of(DiagKind k) {

@@ -133,3 +133,26 @@ TEST_CASE("__constant__ data the host fills: given by \"symbols\", or a clear er
   REQUIRE(!bad.spec.has_value());
   CHECK(bad.error.find("'c_w' is given by 'w', which is no tensor") != std::string::npos);
 }
+
+TEST_CASE("launch_of and load_kernel: what the checks run, for tools that run kernels themselves") {
+  fs::path dir = fs::path(TILEVERIFY_TEST_DIR) / "cases";
+  auto loaded = tileverify::load_spec((dir / "constant_filter.json").string());
+  REQUIRE(loaded.spec.has_value());
+  const tileverify::Spec& s = *loaded.spec;
+  // The reference takes w as a pointer; the optimized kernel reads it from c_w.
+  tileverify::Launch ref = tileverify::launch_of(s, *s.ref), opt = tileverify::launch_of(s, *s.opt);
+  CHECK(ref.args.size() == 3);
+  CHECK(ref.symbols.empty());
+  CHECK(opt.args.size() == 2);
+  REQUIRE(opt.symbols.count("c_w") == 1);
+  CHECK(opt.symbols.at("c_w").name == "w");
+  tileverify::KernelLoad k = tileverify::load_kernel(*s.opt);
+  REQUIRE(k.program.has_value());
+  CHECK(k.program->params.size() == 2);
+  tileverify::KernelSpec missing = *s.opt;
+  missing.kernel = "no_such_kernel";
+  tileverify::KernelLoad bad = tileverify::load_kernel(missing);
+  CHECK(!bad.program);
+  CHECK(bad.bad_input);
+  CHECK(bad.error.find("no kernel named 'no_such_kernel'") != std::string::npos);
+}
