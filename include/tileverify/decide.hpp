@@ -55,6 +55,9 @@ struct DecideLimits {
   // decided: ...") instead of deciding them; for a yes/no answer over many
   // outputs, where the first counterexample is the answer.
   bool stop_at_first_refuted = false;
+  // Threads for the checks that decide many outputs (check_equivalence);
+  // 0: one per hardware thread. decide_all takes its own argument.
+  unsigned threads = 0;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
+  unsigned threads = 0;
+  equiv->add_option("--threads", threads, "threads that decide outputs (default: one per hardware thread)");
   equiv->add_option("--timeout", timeout,
                     "seconds for deciding all outputs; what is undecided then is unknown (default: no limit, "
                     "60 s per output)");
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
     }
     if (equiv->parsed()) {
       tileverify::DecideLimits limits;
+      limits.threads = threads;
       if (timeout > 0) {
         // --timeout bounds the whole decision phase, and any one output.
         limits.deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(std::int64_t(timeout * 1e6));

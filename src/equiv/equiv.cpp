@@ -591,7 +591,7 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
   // pairs that are a proved pair with renamed inputs cost one exact check.
   DecideLimits stop = limits;
   stop.stop_at_first_refuted = true;
-  auto ds = decide_all(c, pairs, stop, 0);
+  auto ds = decide_all(c, pairs, stop, limits.threads);
   r.stats.decide_seconds = since(t0);
   r.stats.outputs_compared = 0;
   for (std::size_t i = 0; i < ds.size(); ++i) {
