@@ -40,6 +40,24 @@ __global__ void softmax_rows(const T* x, T* y, int n) {
   for (int j = threadIdx.x; j < n; j += blockDim.x) y[blockIdx.x * n + j] = expf(r[j] - m) / l;
 }
 
+// Milliseconds per call of launch(), over 10 calls after one warm-up.
+template <class F>
+float time_ms(F launch) {
+  launch();
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  for (int i = 0; i < 10; ++i) launch();
+  cudaEventRecord(e1);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return ms / 10;
+}
+
 template <class T>
 float time_gemm(int n) {
   T *a, *b, *c;
@@ -49,20 +67,11 @@ float time_gemm(int n) {
   cudaMemset(a, 0, sizeof(T) * n * n);
   cudaMemset(b, 0, sizeof(T) * n * n);
   dim3 block(16, 16), grid(n / 16, n / 16);
-  gemm<T, 16><<<grid, block>>>(a, b, c, n);  // warm-up
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  for (int i = 0; i < 10; ++i) gemm<T, 16><<<grid, block>>>(a, b, c, n);
-  cudaEventRecord(e1);
-  cudaEventSynchronize(e1);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
+  float ms = time_ms([&] { gemm<T, 16><<<grid, block>>>(a, b, c, n); });
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
-  return ms / 10;
+  return ms;
 }
 
 template <class T>
@@ -71,19 +80,10 @@ float time_softmax(int rows, int n) {
   cudaMalloc(&x, sizeof(T) * rows * n);
   cudaMalloc(&y, sizeof(T) * rows * n);
   cudaMemset(x, 0, sizeof(T) * rows * n);
-  softmax_rows<T><<<rows, 128>>>(x, y, n);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  for (int i = 0; i < 10; ++i) softmax_rows<T><<<rows, 128>>>(x, y, n);
-  cudaEventRecord(e1);
-  cudaEventSynchronize(e1);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
+  float ms = time_ms([&] { softmax_rows<T><<<rows, 128>>>(x, y, n); });
   cudaFree(x);
   cudaFree(y);
-  return ms / 10;
+  return ms;
 }
 
 int main() {

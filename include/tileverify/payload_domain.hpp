@@ -43,7 +43,7 @@ class PayloadDomain {
   Value input(const std::string& tensor, std::uint64_t index) const {
     auto it = inputs.find(tensor);
     if (it != inputs.end() && index < it->second.size()) return it->second[index];
-    return Value(mix(seed_ ^ fpsan::stable_string_hash(tensor.c_str()) ^ (index * 0x9E3779B97F4A7C15ull)));
+    return Value(fpsan::murmur64_fmix(seed_ ^ fpsan::stable_string_hash(tensor.c_str()) ^ (index * 0x9E3779B97F4A7C15ull)));
   }
   Value int_input(const std::string& tensor, std::uint64_t index) const { return input(tensor, index); }
   Value constant(const Rational& v) const {
@@ -93,14 +93,6 @@ class PayloadDomain {
   }
 
  private:
-  static std::uint64_t mix(std::uint64_t h) {
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    h *= 0x94D049BB133111EBull;
-    h ^= h >> 32;
-    return h;
-  }
   std::uint64_t seed_;
 };
 

@@ -15,23 +15,31 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h;
 }
 
-}  // namespace
-
-std::uint64_t RenamingMatcher::shape(Expr root) {
-  if (shape_.size() < ctx_.size()) shape_.resize(ctx_.size(), 0);
-  if (shape_[root.id]) return shape_[root.id];
+// Fills memo[id] for root and every node below it, children first; value(e)
+// may read its children's entries and must not return 0 (0: not computed).
+template <class F>
+void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint64_t>& memo, Expr root, F value) {
+  if (memo.size() < ctx.size()) memo.resize(ctx.size(), 0);
   std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
   while (!stack.empty()) {
     auto [id, ready] = stack.back();
     stack.pop_back();
-    if (shape_[id]) continue;
+    if (memo[id]) continue;
     Expr e{id};
     if (!ready) {
       stack.push_back({id, true});
-      for (Expr c : ctx_.children(e))
-        if (!shape_[c.id]) stack.push_back({c.id, false});
+      for (Expr c : ctx.children(e))
+        if (!memo[c.id]) stack.push_back({c.id, false});
       continue;
     }
+    memo[id] = value(e);
+  }
+}
+
+}  // namespace
+
+std::uint64_t RenamingMatcher::shape(Expr root) {
+  fill_bottom_up(ctx_, shape_, root, [&](Expr e) {
     const Op op = ctx_.op(e);
     std::uint64_t h = mix(0x51ED27u, std::uint64_t(op));
     switch (op) {
@@ -46,37 +54,24 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
       default: break;
     }
     for (Expr c : ctx_.children(e)) h = mix(h, shape_[c.id]);
-    shape_[id] = h ? h : 1;
-  }
+    return h ? h : 1;
+  });
   return shape_[root.id];
 }
 
 std::uint64_t RenamingMatcher::tensors(Expr root) {
-  if (tensors_.size() < ctx_.size()) tensors_.resize(ctx_.size(), 0);
-  // 0 is a valid mask (no symbols), so "computed" is kept apart by bit 62
-  // never being a tensor's bit: masks are stored with it set.
+  // 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
+  // which is never a tensor's bit.
   constexpr std::uint64_t kDone = std::uint64_t(1) << 62;
-  if (tensors_[root.id]) return tensors_[root.id] & ~kDone;
-  std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
-  while (!stack.empty()) {
-    auto [id, ready] = stack.back();
-    stack.pop_back();
-    if (tensors_[id]) continue;
-    Expr e{id};
-    if (!ready) {
-      stack.push_back({id, true});
-      for (Expr c : ctx_.children(e))
-        if (!tensors_[c.id]) stack.push_back({c.id, false});
-      continue;
-    }
+  fill_bottom_up(ctx_, tensors_, root, [&](Expr e) {
     std::uint64_t m = 0;
     if (ctx_.op(e) == Op::Symbol) {
       auto it = tensor_index_.emplace(ctx_.symbol_tensor(e), unsigned(tensor_index_.size())).first;
       m = std::uint64_t(1) << std::min(it->second, 61u);  // 61: every tensor past the 61st, together
     }
     for (Expr c : ctx_.children(e)) m |= tensors_[c.id];
-    tensors_[id] = m | kDone;
-  }
+    return m | kDone;
+  });
   return tensors_[root.id] & ~kDone;
 }
 
