@@ -1,6 +1,8 @@
 // Exact rationals: an int64 fast path, GMP (through Boost.Multiprecision) beyond it.
 #include "tileverify/rational.hpp"
 
+#include "util/hash.hpp"
+
 #include <boost/multiprecision/gmp.hpp>
 
 #include <cmath>
@@ -361,9 +363,7 @@ int Rational::compare(const Rational& a, const Rational& b) {
 
 std::size_t Rational::hash() const {
   if (!big_) {
-    std::uint64_t h = std::uint64_t(num_) * 0x9E3779B97F4A7C15ull;
-    h ^= std::uint64_t(den_) + 0x7F4A7C159E3779B9ull + (h << 6) + (h >> 2);
-    return std::size_t(h);
+    return std::size_t(detail::combine64(std::uint64_t(num_) * 0x9E3779B97F4A7C15ull, std::uint64_t(den_)));
   }
   return std::hash<std::string>()(big_->v.str());
 }

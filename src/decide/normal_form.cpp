@@ -2,6 +2,7 @@
 #include "normal_form.hpp"
 
 #include "known_constants.hpp"
+#include "../util/hash.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,9 +13,7 @@ namespace {
 
 constexpr std::uint32_t kEmpty = UINT32_MAX;
 
-inline std::size_t mix(std::size_t h, std::size_t v) {
-  return h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
-}
+inline std::size_t mix(std::size_t h, std::size_t v) { return std::size_t(combine64(h, v)); }
 inline std::size_t hash_item(const MonoEntry& e) { return mix(e.atom * 0x100000001B3ull, std::uint32_t(e.power)); }
 inline std::size_t hash_item(const PolyEntry& e) { return mix(e.mono * 0x100000001B3ull, e.coef); }
 inline std::size_t hash_item(std::uint32_t x) { return x * 0x9E3779B97F4A7C15ull; }
@@ -48,11 +47,7 @@ template <class T>
 std::uint32_t SeqInterner<T>::intern(const T* p, std::size_t n) {
   std::size_t h = 0xcbf29ce484222325ull ^ n;
   for (std::size_t i = 0; i < n; ++i) h = mix(h, hash_item(p[i]));
-  h ^= h >> 30;  // spread the bits before probing (splitmix64's finalizer)
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 27;
-  h *= 0x94D049BB133111EBull;
-  h ^= h >> 31;
+  h = finalize64(h);  // spread the bits before probing
   std::size_t mask = table_.size() - 1, slot = h & mask;
   while (table_[slot] != kEmpty) {
     std::uint32_t id = table_[slot];

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "../util/flat_map.hpp"
+#include "../util/hash.hpp"
 #include <vector>
 
 namespace tileverify::detail {
@@ -14,8 +15,8 @@ namespace tileverify::detail {
 struct VecHash {
   std::size_t operator()(const std::vector<std::uint32_t>& v) const {
     std::size_t h = v.size();
-    for (std::uint32_t x : v) h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    return h;
+    for (std::uint32_t x : v) h = combine64(h, x);
+    return std::size_t(finalize64(h));
   }
 };
 

@@ -12,10 +12,7 @@ namespace {
 
 constexpr std::uint64_t kEmptySlot = ~std::uint64_t(0);
 
-inline std::size_t mix(std::size_t h, std::size_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  return h;
-}
+inline std::size_t mix(std::size_t h, std::size_t v) { return std::size_t(detail::combine64(h, v)); }
 
 inline std::size_t finalize(std::size_t h) { return std::size_t(detail::finalize64(h)); }
 
