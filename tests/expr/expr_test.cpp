@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 using namespace tileverify;
 
@@ -118,4 +120,30 @@ TEST_CASE("long-double evaluation follows the real semantics") {
   CHECK(double(evaluate(c, c.ex2(y), a)) == doctest::Approx(0.25));
   CHECK(double(evaluate(c, c.select(Cmp::LT, x, y, x, y), a)) == doctest::Approx(-2));
   CHECK_THROWS_AS(evaluate(c, c.symbol("z", 0), a), std::out_of_range);
+}
+
+// Hash quality is a speed matter, but one that decides whether a 64x64 SGEMM
+// tile takes 0.3 s or 0.6 s: with Boost-style hash combining, products of
+// two symbols with small ids collided in all 64 bits, and every lookup
+// compared dozens of stored nodes. Distinct nodes should (almost) never share
+// a full hash.
+TEST_CASE("products and sums of input symbols get distinct hashes") {
+  ExprContext c;
+  std::vector<Expr> a, b;
+  for (std::uint32_t i = 0; i < 64 * 64; ++i) {
+    a.push_back(c.symbol("A", i));
+    b.push_back(c.symbol("B", i));
+  }
+  std::vector<std::size_t> hashes;
+  for (std::uint32_t i = 0; i < 64; ++i)
+    for (std::uint32_t j = 0; j < 64; ++j)
+      for (std::uint32_t k = 0; k < 16; ++k) {
+        hashes.push_back(c.hash(c.mul(a[i * 64 + k], b[k * 64 + j])));
+        hashes.push_back(c.hash(c.add(a[i * 64 + k], b[k * 64 + j])));
+      }
+  std::sort(hashes.begin(), hashes.end());
+  std::size_t repeats = 0;
+  for (std::size_t i = 1; i < hashes.size(); ++i) repeats += hashes[i] == hashes[i - 1];
+  CHECK(hashes.size() == 2 * 64 * 64 * 16);
+  CHECK(repeats == 0);
 }
