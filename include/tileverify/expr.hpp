@@ -17,6 +17,7 @@
 // long as nobody builds at the same time.
 #pragma once
 
+#include "tileverify/detail/grow_array.hpp"
 #include "tileverify/rational.hpp"
 
 #include <cstdint>
@@ -74,13 +75,14 @@ struct Expr {
 // may build new expressions while walking operands.
 class ExprRange {
  public:
-  ExprRange(const std::vector<std::uint32_t>* store, std::size_t offset, std::size_t n)
+  // store: where the context keeps the address of its operand array.
+  ExprRange(const std::uint32_t* const* store, std::size_t offset, std::size_t n)
       : store_(store), offset_(offset), n_(n) {}
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   Expr operator[](std::size_t i) const { return Expr{(*store_)[offset_ + i]}; }
   struct iterator {
-    const std::vector<std::uint32_t>* store;
+    const std::uint32_t* const* store;
     std::size_t i;
     Expr operator*() const { return Expr{(*store)[i]}; }
     iterator& operator++() {
@@ -94,7 +96,7 @@ class ExprRange {
   iterator end() const { return {store_, offset_ + n_}; }
 
  private:
-  const std::vector<std::uint32_t>* store_;
+  const std::uint32_t* const* store_;
   std::size_t offset_;
   std::size_t n_;
 };
@@ -195,14 +197,22 @@ class ExprContext {
   bool memo_get(Op op, Expr a, Expr b, Expr* out) const;
   void memo_put(Op op, Expr a, Expr b, Expr r);
 
-  std::vector<Node> nodes_;
-  std::vector<std::size_t> hashes_;
-  std::vector<std::uint32_t> parents_;
-  std::vector<std::uint32_t> kids_;
+  detail::GrowArray<Node> nodes_;
+  detail::GrowArray<std::size_t> hashes_;
+  detail::GrowArray<std::uint32_t> parents_;
+  detail::GrowArray<std::uint32_t> kids_;
   std::vector<Rational> constants_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
-  std::vector<std::uint64_t> table_;  // open addressing: (hash tag << 32 | node id); all ones = empty
+  // Open addressing, slots (hash tag << 32 | node id), all ones = empty.
+  // anchored_: a window of kWindowSlots slots per 2^kAnchorShift node ids; a
+  // node with operands lives in the window of its largest operand id, probed
+  // linearly within the window only. table_: leaves, and nodes whose window
+  // was full.
+  static constexpr std::uint32_t kAnchorShift = 5, kWindowSlots = 64;
+  detail::GrowArray<std::uint64_t> anchored_;
+  detail::GrowArray<std::uint64_t> table_;
+  std::size_t global_count_ = 0;
   std::unordered_map<std::uint64_t, std::uint32_t> binary_memo_[4];  // add, mul, max, min: (a, b) -> result
   std::size_t flatten_limit_ = 8;
   Expr neg_inf_, pos_inf_, zero_, one_, ln2_;

@@ -32,6 +32,7 @@ const char* cmp_symbol(Cmp c) {
 
 ExprContext::ExprContext() {
   table_.assign(1024, kEmptySlot);
+  anchored_.assign(std::size_t(64) * kWindowSlots, kEmptySlot);
   neg_inf_ = intern(Op::NegInf, 0, nullptr, 0, 0, 0);
   pos_inf_ = intern(Op::PosInf, 0, nullptr, 0, 0, 0);
   zero_ = constant(Rational(0));
@@ -64,22 +65,50 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
     if (m.op != op || m.aux != aux || m.n != n || m.b != b) return false;
     if (op == Op::Const) return constants_[m.a] == constants_[a];
     if (n == 0) return m.a == a;
-    return std::equal(kids, kids + n, kids_.begin() + m.a);
+    return std::equal(kids, kids + n, kids_.data() + m.a);
   };
 
   // Slots hold (upper hash bits << 32 | id): most mismatches are decided
-  // without touching the node arrays (the table is far larger than cache).
+  // without touching the node arrays (they are far larger than cache).
   const std::uint64_t tag = std::uint64_t(h >> 32) << 32;
+  auto matches = [&](std::uint64_t e) {
+    std::uint32_t id = std::uint32_t(e);
+    return (e & ~std::uint64_t(0xffffffffu)) == tag && hashes_[id] == h && same(nodes_[id]);
+  };
+  auto hit = [&](std::uint64_t e) {
+    if (op == Op::Const) constants_.pop_back();  // the caller's tentative entry
+    return Expr{std::uint32_t(e)};
+  };
+
+  // A node with operands is looked for, and placed, first in the window of
+  // its newest operand (see anchored_): a node is almost always built soon
+  // after its newest operand, so the windows in use are the last few, in
+  // cache, where a hash table spreading 2 M nodes over 32 MB would miss
+  // cache on every new node.
+  constexpr std::size_t kNone = ~std::size_t(0);
+  std::size_t local_slot = kNone;
+  if (n > 0) {
+    std::uint32_t anchor = *std::max_element(kids, kids + n);
+    const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
+    const std::uint64_t* w = &anchored_[base];
+    for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
+         ++i, s = (s + 1) & (kWindowSlots - 1)) {
+      if (w[s] == kEmptySlot) {
+        local_slot = base + s;
+        break;
+      }
+      if (matches(w[s])) return hit(w[s]);
+    }
+    // A full window (an operand that many nodes share as their newest) sends
+    // the rest of its nodes to the global table.
+  }
   std::size_t mask = table_.size() - 1;
   std::size_t slot = h & mask;
-  while (table_[slot] != kEmptySlot) {
-    std::uint64_t e = table_[slot];
-    std::uint32_t id = std::uint32_t(e);
-    if ((e & ~std::uint64_t(0xffffffffu)) == tag && hashes_[id] == h && same(nodes_[id])) {
-      if (op == Op::Const) constants_.pop_back();  // the caller's tentative entry
-      return Expr{id};
+  if (local_slot == kNone) {
+    while (table_[slot] != kEmptySlot) {
+      if (matches(table_[slot])) return hit(table_[slot]);
+      slot = (slot + 1) & mask;
     }
-    slot = (slot + 1) & mask;
   }
   if (nodes_.size() >= UINT32_MAX - 1) throw std::length_error("ExprContext: more than 2^32 nodes");
 
@@ -87,7 +116,7 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   for (std::uint32_t i = 0; i < n && !node.has_inf; ++i) node.has_inf = nodes_[kids[i]].has_inf;
   if (n > 0) {
     node.a = std::uint32_t(kids_.size());
-    kids_.insert(kids_.end(), kids, kids + n);
+    kids_.append(kids, kids + n);
     // Count each distinct operand once.
     for (std::uint32_t i = 0; i < n; ++i) {
       bool seen = false;
@@ -99,10 +128,18 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   nodes_.push_back(node);
   hashes_.push_back(h);
   parents_.push_back(0);
+  if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)  // a window for the new id
+    anchored_.resize(anchored_.size() * 2, kEmptySlot);
+  if (local_slot != kNone) {
+    anchored_[local_slot] = tag | id;
+    return Expr{id};
+  }
   table_[slot] = tag | id;
+  ++global_count_;
 
-  if (nodes_.size() * 2 > table_.size()) {  // keep the load factor under 1/2
-    std::vector<std::uint64_t> bigger(table_.size() * 2, kEmptySlot);
+  if (global_count_ * 2 > table_.size()) {  // keep the load factor under 1/2
+    detail::GrowArray<std::uint64_t> bigger;
+    bigger.assign(table_.size() * 2, kEmptySlot);
     std::size_t m = bigger.size() - 1;
     for (std::uint64_t e : table_) {
       if (e == kEmptySlot) continue;
@@ -451,8 +488,8 @@ Expr ExprContext::func(const std::string& fname, const std::vector<Expr>& args) 
 
 ExprRange ExprContext::children(Expr e) const {
   const Node& n = nodes_[e.id];
-  if (n.n == 0) return ExprRange(&kids_, 0, 0);
-  return ExprRange(&kids_, n.a, n.n);
+  if (n.n == 0) return ExprRange(kids_.data_address(), 0, 0);
+  return ExprRange(kids_.data_address(), n.a, n.n);
 }
 
 const Rational& ExprContext::constant_value(Expr e) const { return constants_[nodes_[e.id].a]; }

@@ -147,3 +147,34 @@ TEST_CASE("products and sums of input symbols get distinct hashes") {
   CHECK(hashes.size() == 2 * 64 * 64 * 16);
   CHECK(repeats == 0);
 }
+
+TEST_CASE("GrowArray keeps its contents across growth from the heap into a mapping") {
+  detail::GrowArray<std::uint64_t> a;
+  for (std::uint64_t i = 0; i < 3'000'000; ++i) a.push_back(i * 7);  // 24 MB: mapped and remapped
+  REQUIRE(a.size() == 3'000'000);
+  bool same = true;
+  for (std::uint64_t i = 0; i < a.size() && same; ++i) same = a[i] == i * 7;
+  CHECK(same);
+  detail::GrowArray<std::uint64_t> b(std::move(a));
+  CHECK(a.size() == 0);
+  CHECK(b.size() == 3'000'000);
+  CHECK(b[2'999'999] == 2'999'999 * 7);
+  b.resize(3'000'010, 5);
+  CHECK(b[3'000'009] == 5);
+  const std::uint64_t* const* where = b.data_address();
+  for (int i = 0; i < 5'000'000; ++i) b.push_back(1);
+  CHECK((*where)[1] == 7);  // the address of the data pointer follows the moves
+}
+
+TEST_CASE("operand views stay valid while the context grows") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1);
+  Expr first = c.add(x0, x1);
+  ExprRange kids = c.children(first);
+  Expr acc = first;
+  for (std::uint32_t i = 2; i < 400'000; ++i) acc = c.mul(acc, c.symbol("x", i));  // ~800 K nodes
+  CHECK(c.size() > 700'000);
+  REQUIRE(kids.size() == 2);
+  CHECK(kids[0] == x0);  // operands are sorted by handle
+  CHECK(kids[1] == x1);
+}
