@@ -192,6 +192,7 @@ class ExprContext {
               std::uint32_t b);
   std::uint32_t name_id(const std::string& s);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
+  Expr insert_operand(Op kind, Expr x, Expr g);
   Expr max_min(Op op, const std::vector<Expr>& args);
   std::uint32_t like_base(Expr e) const;  // t for c*t, else e itself
   bool memo_get(Op op, Expr a, Expr b, Expr* out) const;

@@ -320,11 +320,42 @@ std::uint32_t ExprContext::like_base(Expr e) const {
   return e.id;
 }
 
+// x joined to a short sum or product g of the same kind (x neither of that
+// kind nor a constant or infinity): g's operands are already canonical, so
+// the result is g's operands with x inserted in order, which is what the
+// n-ary form would build, without its temporary vectors. Sums must not get
+// a like term (c*t next to t); the n-ary form combines those. Returns an
+// invalid Expr when the case does not apply.
+Expr ExprContext::insert_operand(Op kind, Expr x, Expr g) {
+  const Node& gn = nodes_[g.id];
+  if (gn.n + 1 > 16 || gn.n > flatten_limit_) return Expr{};
+  std::uint32_t kids[16];
+  const std::uint32_t xb = kind == Op::Add ? like_base(x) : 0;
+  std::uint32_t n = 0;
+  bool placed = false;
+  for (std::uint32_t i = 0; i < gn.n; ++i) {
+    std::uint32_t k = kids_[gn.a + i];
+    if (kind == Op::Add && like_base(Expr{k}) == xb) return Expr{};
+    if (!placed && x.id < k) {
+      kids[n++] = x.id;
+      placed = true;
+    }
+    kids[n++] = k;
+  }
+  if (!placed) kids[n++] = x.id;
+  return intern(kind, 0, kids, n, 0, 0);
+}
+
 Expr ExprContext::add(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
-  if (leafish_for(Op::Add, op(a)) && leafish_for(Op::Add, op(b)) && like_base(a) != like_base(b)) {
+  const bool leaf_a = leafish_for(Op::Add, op(a)), leaf_b = leafish_for(Op::Add, op(b));
+  if (leaf_a && leaf_b && like_base(a) != like_base(b)) {
     std::uint32_t kids[2] = {a.id, b.id};
     return intern(Op::Add, 0, kids, 2, 0, 0);
+  }
+  if (leaf_a != leaf_b && op(leaf_a ? b : a) == Op::Add) {
+    Expr r = leaf_a ? insert_operand(Op::Add, a, b) : insert_operand(Op::Add, b, a);
+    if (r.valid()) return r;
   }
   bool costly = (op(a) == Op::Add && nodes_[a.id].n > 8) || (op(b) == Op::Add && nodes_[b.id].n > 8);
   Expr r;
@@ -342,6 +373,10 @@ Expr ExprContext::mul(Expr a, Expr b) {
       (const_b && plain_a && !constant_value(b).is_zero() && !constant_value(b).is_one())) {
     std::uint32_t kids[2] = {a.id, b.id};
     return intern(Op::Mul, 0, kids, 2, 0, 0);
+  }
+  if (plain_a != plain_b && op(plain_a ? b : a) == Op::Mul) {
+    Expr r = plain_a ? insert_operand(Op::Mul, a, b) : insert_operand(Op::Mul, b, a);
+    if (r.valid()) return r;
   }
   bool costly = (op(a) == Op::Mul && nodes_[a.id].n > 8) || (op(b) == Op::Mul && nodes_[b.id].n > 8);
   Expr r;

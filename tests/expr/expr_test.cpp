@@ -178,3 +178,21 @@ TEST_CASE("operand views stay valid while the context grows") {
   CHECK(kids[0] == x0);  // operands are sorted by handle
   CHECK(kids[1] == x1);
 }
+
+TEST_CASE("joining one operand to a short sum or product gives the n-ary form") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("x", 1), z = c.symbol("x", 2), w = c.symbol("x", 3);
+  Expr yz = c.mul(y, z), ez = c.exp(z);
+  CHECK(c.mul(x, yz) == c.mul(std::vector<Expr>{x, y, z}));
+  CHECK(c.mul(yz, w) == c.mul(std::vector<Expr>{w, z, y}));
+  CHECK(c.mul(ez, c.mul(x, c.constant(3))) == c.mul(std::vector<Expr>{c.constant(3), ez, x}));
+  CHECK(c.mul(x, c.mul(x, y)) == c.mul(std::vector<Expr>{x, x, y}));  // x^2 stays a repeated operand
+  Expr s = c.add(y, z);
+  CHECK(c.add(x, s) == c.add(std::vector<Expr>{z, x, y}));
+  CHECK(c.add(c.add(s, c.constant(1)), w) == c.add(std::vector<Expr>{w, y, c.constant(1), z}));
+  // A like term is combined, not inserted: x + (2x + y) = 3x + y.
+  Expr sum = c.add(x, c.add(c.mul(c.constant(2), x), y));
+  CHECK(sum == c.add(c.mul(c.constant(3), x), y));
+  CHECK(c.children(sum).size() == 2);
+  CHECK(c.add(c.neg(y), s) == z);
+}
