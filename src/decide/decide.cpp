@@ -607,6 +607,42 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   }
   std::atomic<bool> refuted{false};
   decide_batch(ctx, pairs, reps, limits, threads, out, finished, refuted);
+  // First, in parallel, whether each pair renames the previous pair of its
+  // shape: where that one is proved, so is this one. The walks cover
+  // thousands of nodes per output (an attention output's whole sum over
+  // keys) and are independent.
+  std::vector<std::size_t> prev(pairs.size(), SIZE_MAX);
+  std::vector<char> renames_prev(pairs.size(), 0);
+  {
+    std::unordered_map<std::uint64_t, std::size_t> previous;
+    std::vector<std::size_t> check;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      auto [it, first] = previous.emplace(key[i], i);
+      if (!first) {
+        prev[i] = it->second;
+        it->second = i;
+        check.push_back(i);
+      }
+    }
+    const std::size_t workers = std::min<std::size_t>(threads, check.size() / 16);
+    if (workers > 1 && !(limits.stop_at_first_refuted && refuted.load())) {
+      boost::asio::thread_pool pool(workers);
+      const std::size_t chunk = (check.size() + workers - 1) / workers;
+      for (std::size_t w = 0; w < workers; ++w) {
+        const std::size_t lo = w * chunk, hi = std::min(check.size(), lo + chunk);
+        boost::asio::post(pool, [&, lo, hi] {
+          detail::RenamingMatcher own(ctx);  // its memo tables are not shared
+          for (std::size_t k = lo; k < hi; ++k) {
+            const std::size_t i = check[k], r = prev[i];
+            renames_prev[i] = own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second);
+          }
+        });
+      }
+      pool.join();
+    } else {
+      for (std::size_t i : check) renames_prev[i] = 2;  // not checked yet
+    }
+  }
   // Each pair is checked against the last proved pair of its shape (its
   // neighbour, which shares the most with it: the same row of an attention
   // output), so proofs chain: renamings compose.
@@ -617,7 +653,10 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
     if (limits.stop_at_first_refuted && refuted.load()) {
       out[i].reason = "not decided: another output was refuted first";
       finished();
-    } else if (out[r].proved() && matcher.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second)) {
+    } else if (out[r].proved() &&
+               (r == prev[i] && renames_prev[i] != 2
+                    ? renames_prev[i] == 1
+                    : matcher.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second))) {
       Decision& d = out[i];
       d.verdict = Verdict::Proved;
       d.reason = "proved: the same as an earlier proved output pair with its inputs renamed";

@@ -76,30 +76,40 @@ std::uint64_t RenamingMatcher::tensors(Expr root) {
 }
 
 bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
-  FlatMap64 visited;
-  std::unordered_map<std::uint32_t, std::uint32_t> sigma;
-  std::vector<std::uint32_t> fixed;  // subtrees that are the same node on both sides
+  // Maps kept across calls (reset, not freed): decide_all calls this once
+  // per output, on walks of thousands of nodes.
+  FlatMap64& visited = visited_;
+  FlatMap64& sigma = sigma_;
+  std::vector<std::uint32_t>& fixed = fixed_;  // subtrees that are the same node on both sides
+  std::vector<std::uint32_t>& moved_from = moved_from_;
+  visited.reset();
+  sigma.reset();
+  fixed.clear();
+  moved_from.clear();
   auto bind = [&](std::uint32_t u, std::uint32_t v) {
     // A substitution: each symbol gets one image (two symbols may get the
     // same one: an identity stays an identity under any substitution).
-    return sigma.emplace(u, v).first->second == v;
+    auto [image, added] = sigma.try_insert(u, v);
+    if (added && u != v) moved_from.push_back(u);
+    return image == v;
   };
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{a1.id, a2.id}, {b1.id, b2.id}};
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>& stack = stack_;
+  stack.clear();
+  stack.push_back({a1.id, a2.id});
+  stack.push_back({b1.id, b2.id});
   while (!stack.empty()) {
     auto [u, v] = stack.back();
     stack.pop_back();
-    const std::uint64_t key = std::uint64_t(u) << 32 | v;
-    if (visited.find(key)) continue;
-    visited.insert(key, 1);
     Expr x{u}, y{v};
     if (u == v) {
       if (ctx_.op(x) == Op::Symbol) {
         if (!bind(u, u)) return false;
       } else {
-        fixed.push_back(u);
+        fixed.push_back(u);  // duplicates are harmless: tensors() is memoized
       }
       continue;
     }
+    if (!visited.try_insert(std::uint64_t(u) << 32 | v, 1).second) continue;
     const Op op = ctx_.op(x);
     if (op != ctx_.op(y)) return false;
     switch (op) {
@@ -130,8 +140,7 @@ bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
   // A subtree both pairs share is left as it is, so the substitution must fix
   // every symbol in it: no tensor it contains may have a symbol that moves.
   std::uint64_t moved = 0;
-  for (const auto& [u, v] : sigma)
-    if (u != v) moved |= tensors(Expr{u});
+  for (std::uint32_t u : moved_from) moved |= tensors(Expr{u});
   if (moved == 0) return true;
   for (std::uint32_t f : fixed)
     if (tensors(Expr{f}) & moved) return false;

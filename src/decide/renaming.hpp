@@ -35,6 +35,10 @@ class RenamingMatcher {
   const ExprContext& ctx_;
   std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
   std::unordered_map<std::string, unsigned> tensor_index_;
+  // Scratch for renames(), kept between calls.
+  FlatMap64 visited_, sigma_;
+  std::vector<std::uint32_t> fixed_, moved_from_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stack_;
 };
 
 }  // namespace tileverify::detail

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tileverify::detail {
@@ -43,7 +44,26 @@ class FlatMap64 {
       }
     }
   }
+  // Stores `value` for `key` unless the key is present; returns the stored
+  // value (the new one, or the one that was there) and whether it was added.
+  std::pair<std::uint32_t, bool> try_insert(std::uint64_t key, std::uint32_t value) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.key == key) return {s.value, false};
+      if (s.key == kEmpty) {
+        s = Slot{key, value};
+        ++size_;
+        return {value, true};
+      }
+    }
+  }
   std::size_t size() const { return size_; }
+  // Empties the map but keeps its capacity (for maps refilled many times).
+  void reset() {
+    for (Slot& s : slots_) s.key = kEmpty;
+    size_ = 0;
+  }
   void clear() {
     slots_.clear();
     size_ = 0;

@@ -197,3 +197,32 @@ TEST_CASE("decide_all: a renaming must fix what the two pairs share (a wrong sho
   CHECK(ds[0].proved());
   CHECK(ds[1].refuted());
 }
+
+TEST_CASE("decide_all: renamings checked in parallel chain only through proved outputs") {
+  ExprContext c;
+  std::vector<std::pair<Expr, Expr>> pairs;
+  Expr two = c.constant(2);  // first, so that every 2*x lists its operands in one order
+  for (std::uint32_t k = 0; k < 64; ++k) {
+    Expr x = c.symbol("x", k);
+    // Outputs 20 and 21 have the shape of the others but are false
+    // (exp(x20)^2 against exp(2 x0)), and 21 is 20 renamed: a chain through a
+    // refuted output must not prove it.
+    Expr rhs_arg = k == 20 ? c.symbol("x", 0) : k == 21 ? c.symbol("x", 1) : x;
+    pairs.emplace_back(c.mul(c.exp(x), c.exp(x)), c.exp(c.mul(two, rhs_arg)));
+  }
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    auto ds = decide_all(c, pairs, {}, threads);
+    int by_renaming = 0;
+    for (std::uint32_t k = 0; k < 64; ++k) {
+      CAPTURE(k);
+      if (k == 20 || k == 21) {
+        CHECK(ds[k].refuted());
+      } else {
+        CHECK(ds[k].proved());
+        by_renaming += ds[k].reason.find("inputs renamed") != std::string::npos;
+      }
+    }
+    CHECK(by_renaming == 61);  // all but the representative and the false ones
+  }
+}
