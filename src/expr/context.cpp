@@ -87,8 +87,11 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   // cache on every new node.
   constexpr std::size_t kNone = ~std::size_t(0);
   std::size_t local_slot = kNone;
-  if (n > 0) {
-    std::uint32_t anchor = *std::max_element(kids, kids + n);
+  std::uint32_t anchor = n > 0 ? *std::max_element(kids, kids + n) : 0;
+  // Operations on leaves only (a product of two inputs) have no recent
+  // operand to be near: every input takes part in many of them, and their
+  // windows would only overflow into the global table after a wasted scan.
+  if (n > 0 && nodes_[anchor].n > 0) {
     const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
     const std::uint64_t* w = &anchored_[base];
     for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
