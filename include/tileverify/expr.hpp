@@ -21,6 +21,7 @@
 #include "tileverify/rational.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -109,10 +110,11 @@ struct Assignment {
 class ExprContext {
  public:
   ExprContext();
+  ~ExprContext();
   ExprContext(const ExprContext&) = delete;
   ExprContext& operator=(const ExprContext&) = delete;
-  ExprContext(ExprContext&&) = default;
-  ExprContext& operator=(ExprContext&&) = default;
+  ExprContext(ExprContext&&) noexcept;
+  ExprContext& operator=(ExprContext&&) noexcept;
 
   // ---- leaves ----
   Expr constant(const Rational& v);
@@ -214,7 +216,8 @@ class ExprContext {
   detail::GrowArray<std::uint64_t> anchored_;
   detail::GrowArray<std::uint64_t> table_;
   std::size_t global_count_ = 0;
-  std::unordered_map<std::uint64_t, std::uint32_t> binary_memo_[4];  // add, mul, max, min: (a, b) -> result
+  struct Memo;                  // add, mul, max, min: (a, b) -> result
+  std::unique_ptr<Memo> memo_;  // (flat hash maps, internal)
   std::size_t flatten_limit_ = 8;
   Expr neg_inf_, pos_inf_, zero_, one_, ln2_;
 };

@@ -1,6 +1,7 @@
 // ExprContext: hash-consing and the cheap canonicalizing constructors.
 #include "tileverify/expr.hpp"
 
+#include "../util/flat_map.hpp"
 #include "../util/hash.hpp"
 
 #include <algorithm>
@@ -30,7 +31,15 @@ const char* cmp_symbol(Cmp c) {
   return "?";
 }
 
-ExprContext::ExprContext() {
+struct ExprContext::Memo {
+  detail::FlatMap64 table[4];
+};
+
+ExprContext::~ExprContext() = default;
+ExprContext::ExprContext(ExprContext&&) noexcept = default;
+ExprContext& ExprContext::operator=(ExprContext&&) noexcept = default;
+
+ExprContext::ExprContext() : memo_(new Memo) {
   table_.assign(1024, kEmptySlot);
   anchored_.assign(std::size_t(64) * kWindowSlots, kEmptySlot);
   neg_inf_ = intern(Op::NegInf, 0, nullptr, 0, 0, 0);
@@ -189,15 +198,14 @@ int memo_slot(Op op) {
 }  // namespace
 
 bool ExprContext::memo_get(Op op, Expr a, Expr b, Expr* out) const {
-  const auto& memo = binary_memo_[memo_slot(op)];
-  auto it = memo.find(std::uint64_t(a.id) << 32 | b.id);  // exact key: no collisions
-  if (it == memo.end()) return false;
-  *out = Expr{it->second};
+  const std::uint32_t* r = memo_->table[memo_slot(op)].find(std::uint64_t(a.id) << 32 | b.id);  // exact key
+  if (r == nullptr) return false;
+  *out = Expr{*r};
   return true;
 }
 
 void ExprContext::memo_put(Op op, Expr a, Expr b, Expr r) {
-  binary_memo_[memo_slot(op)][std::uint64_t(a.id) << 32 | b.id] = r.id;
+  memo_->table[memo_slot(op)].insert(std::uint64_t(a.id) << 32 | b.id, r.id);
 }
 
 // ---- n-ary canonical forms ----
