@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace tileverify {
 
@@ -24,6 +25,18 @@ namespace {
 using u128 = unsigned __int128;
 
 u128 uabs128(int128_t x) { return x < 0 ? u128(0) - u128(x) : u128(x); }
+
+// Stein's binary gcd: shifts and subtractions, no division. a, b > 0.
+std::uint64_t gcd_u64(std::uint64_t a, std::uint64_t b) {
+  const int shift = __builtin_ctzll(a | b);
+  a >>= __builtin_ctzll(a);
+  do {
+    b >>= __builtin_ctzll(b);
+    if (a > b) std::swap(a, b);
+    b -= a;
+  } while (b != 0);
+  return a << shift;
+}
 
 u128 gcd_u128(u128 a, u128 b) {
   // Both usually fit 64 bits; keep the hardware-division path for them.
@@ -68,6 +81,15 @@ Rational Rational::from_i128(int128_t n, int128_t d) {
     d = -d;
   }
   if (n == 0) return Rational();
+  if (n >= kI64Min + 1 && n <= kI64Max && d <= kI64Max) {
+    // The common case: 64-bit gcd and division, not the 128-bit library calls.
+    std::uint64_t un = n < 0 ? std::uint64_t(-std::int64_t(n)) : std::uint64_t(n), ud = std::uint64_t(d);
+    std::uint64_t g = ud == 1 ? 1 : gcd_u64(un, ud);
+    Rational r;
+    r.num_ = std::int64_t(n) / std::int64_t(g);
+    r.den_ = std::int64_t(ud / g);
+    return r;
+  }
   u128 g = gcd_u128(uabs128(n), u128(d));
   if (g > 1) {
     n /= int128_t(g);

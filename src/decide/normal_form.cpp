@@ -141,8 +141,8 @@ MonoId Algebra::mono_mul(MonoId a, MonoId b) {
   if (const std::uint32_t* hit = mono_mul_memo_.find(key)) return *hit;
   const MonoEntry *pa = monos_.data(a), *pb = monos_.data(b);
   std::size_t na = monos_.size(a), nb = monos_.size(b), i = 0, j = 0;
-  std::vector<MonoEntry> out;
-  out.reserve(na + nb);
+  std::vector<MonoEntry>& out = mono_scratch_;  // reused: most products are new monomials
+  out.clear();
   while (i < na || j < nb) {
     if (j == nb || (i < na && pa[i].atom < pb[j].atom)) {
       out.push_back(pa[i++]);

@@ -66,3 +66,18 @@ TEST_CASE("equal values hash equally") {
   Rational big = Rational::pow2(100);
   CHECK(big.hash() == (Rational::pow2(99) * Rational(2)).hash());
 }
+
+TEST_CASE("results are reduced to lowest terms on the 64-bit path and past it") {
+  CHECK(Rational(6, -4).str() == "-3/2");
+  CHECK(Rational(-12, 8).str() == "-3/2");
+  CHECK(Rational(0, -5).str() == "0");
+  CHECK(Rational(48, 36).str() == "4/3");
+  CHECK((Rational(3, 8) * Rational(4, 9)).str() == "1/6");
+  CHECK((Rational(1, 8) + Rational(3, 8)).str() == "1/2");
+  CHECK(Rational(INT64_MAX, INT64_MAX).str() == "1");
+  CHECK(Rational(-INT64_MAX, 1).str() == "-9223372036854775807");
+  CHECK((Rational(INT64_MIN) / Rational(2)).str() == "-4611686018427387904");
+  Rational third_of_max = Rational(INT64_MAX) / Rational(3);  // 2^63 - 1 = 3 * 3074457345618258602 + 1
+  CHECK(third_of_max.str() == "9223372036854775807/3");
+  CHECK((Rational(1u << 20, 3 << 20)).str() == "1/3");
+}
