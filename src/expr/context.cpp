@@ -33,6 +33,10 @@ const char* cmp_symbol(Cmp c) {
 
 struct ExprContext::Memo {
   detail::FlatMap64 table[4];
+  // Windows of kWindowSlots slots for nodes over two leaves, one per pair of
+  // operand id blocks (see intern).
+  detail::FlatMap64 pair_window;  // (block of kids[0]) << 32 | block of kids[1] -> window
+  detail::GrowArray<std::uint64_t> pair_slots;
 };
 
 ExprContext::~ExprContext() = default;
@@ -95,24 +99,39 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   // cache, where a hash table spreading 2 M nodes over 32 MB would miss
   // cache on every new node.
   constexpr std::size_t kNone = ~std::size_t(0);
-  std::size_t local_slot = kNone;
-  std::uint32_t anchor = n > 0 ? *std::max_element(kids, kids + n) : 0;
-  // Operations on leaves only (a product of two inputs) have no recent
-  // operand to be near: every input takes part in many of them, and their
-  // windows would only overflow into the global table after a wasted scan.
-  if (n > 0 && nodes_[anchor].n > 0) {
-    const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
-    const std::uint64_t* w = &anchored_[base];
+  std::size_t local_slot = kNone;  // in anchored_, or (pair_window) in memo_->pair_slots
+  bool pair_window = false;
+  auto scan = [&](const std::uint64_t* w, std::size_t base) -> std::uint64_t {
     for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
          ++i, s = (s + 1) & (kWindowSlots - 1)) {
       if (w[s] == kEmptySlot) {
         local_slot = base + s;
-        break;
+        return kEmptySlot;
       }
-      if (matches(w[s])) return hit(w[s]);
+      if (matches(w[s])) return w[s];
     }
-    // A full window (an operand that many nodes share as their newest) sends
-    // the rest of its nodes to the global table.
+    return kEmptySlot;  // full: the rest of its nodes go to the global table
+  };
+  std::uint32_t anchor = n > 0 ? *std::max_element(kids, kids + n) : 0;
+  if (n > 0 && nodes_[anchor].n > 0) {
+    const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
+    std::uint64_t e = scan(&anchored_[base], base);
+    if (e != kEmptySlot) return hit(e);
+  } else if (n == 2 && nodes_[kids[0]].n == 0) {
+    // An operation on two leaves (a product of two inputs) has no recent
+    // operand to be near, and every input takes part in many of them. Its
+    // window is that of the pair of id blocks of its operands: a dot product
+    // walks consecutive elements of a row (q[i][k] * k[j][k], k = 0, 1, ...),
+    // and neighbouring threads walk neighbouring columns, so consecutive
+    // products mostly share a block pair.
+    const std::uint64_t key = std::uint64_t(kids[0] >> kAnchorShift) << 32 | (kids[1] >> kAnchorShift);
+    Memo& m = *memo_;
+    const std::size_t fresh = m.pair_slots.size();
+    const std::size_t base = m.pair_window.try_insert(key, std::uint32_t(fresh / kWindowSlots)).first * std::size_t(kWindowSlots);
+    if (base == fresh) m.pair_slots.resize(fresh + kWindowSlots, kEmptySlot);
+    std::uint64_t e = scan(&m.pair_slots[base], base);
+    if (e != kEmptySlot) return hit(e);
+    pair_window = local_slot != kNone;
   }
   std::size_t mask = table_.size() - 1;
   std::size_t slot = h & mask;
@@ -143,7 +162,7 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)  // a window for the new id
     anchored_.resize(anchored_.size() * 2, kEmptySlot);
   if (local_slot != kNone) {
-    anchored_[local_slot] = tag | id;
+    (pair_window ? memo_->pair_slots[local_slot] : anchored_[local_slot]) = tag | id;
     return Expr{id};
   }
   table_[slot] = tag | id;
