@@ -196,3 +196,29 @@ TEST_CASE("joining one operand to a short sum or product gives the n-ary form") 
   CHECK(c.children(sum).size() == 2);
   CHECK(c.add(c.neg(y), s) == z);
 }
+
+// Nodes live in small windows of the node table (by their newest operand, or
+// by the id blocks of two leaf operands) and spill into a global table when
+// a window is full. Either way, building a node twice must find the first.
+TEST_CASE("hash-consing holds when windows of the node table overflow") {
+  ExprContext c;
+  std::vector<Expr> a, b, e;
+  for (std::uint32_t i = 0; i < 32; ++i) a.push_back(c.symbol("a", i));
+  for (std::uint32_t i = 0; i < 32; ++i) b.push_back(c.symbol("b", i));
+  for (std::uint32_t i = 0; i < 600; ++i) e.push_back(c.exp(c.symbol("s", i)));
+  Expr m = c.max(e[0], e[1]);  // newer than every e[i]: the newest operand of each e[i] + m
+  auto build = [&] {
+    std::vector<Expr> out;
+    for (Expr x : a)
+      for (Expr y : b) out.push_back(c.mul(x, y));  // 1024 products over one pair of id blocks
+    for (Expr x : e) out.push_back(c.add(x, m));   // 600 nodes with one newest operand
+    return out;
+  };
+  std::vector<Expr> first = build();
+  const std::size_t size = c.size();
+  std::vector<Expr> again = build();
+  CHECK(c.size() == size);
+  CHECK(first == again);
+  std::sort(first.begin(), first.end());
+  CHECK(std::unique(first.begin(), first.end()) == first.end());
+}
