@@ -3,9 +3,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <set>
-#include <sstream>
+#include <string_view>
+
+// Lowering runs once per kernel of every check, so the per-instruction path
+// allocates only what the Program keeps: opcode parts are views into the
+// opcode, register and label names are looked up in a NameTable (below), and
+// opcode words are matched by switches, not by string-keyed std::maps built
+// from copies. Instructions are built in place in the Program's code.
 
 namespace tileverify::ptx {
 
@@ -17,24 +24,261 @@ struct Failure {
 
 [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg}}; }
 
-std::vector<std::string> split(const std::string& op) {
-  std::vector<std::string> parts;
-  std::stringstream ss(op);
-  std::string p;
-  while (std::getline(ss, p, '.')) parts.push_back(p);
-  return parts;
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// w == lit, with the literal's length known at compile time, so that the
+// comparison compiles to a few instructions instead of a memcmp call
+// (std::string == const char* does not even compare the lengths first).
+template <std::size_t N>
+bool is_word(std::string_view w, const char (&lit)[N]) {
+  return w.size() == N - 1 && std::memcmp(w.data(), lit, N - 1) == 0;
 }
 
-bool parse_dtype(const std::string& s, DType* t) {
-  static const std::map<std::string, DType> types = {
-      {"pred", DType::Pred}, {"s8", DType::S8},   {"u8", DType::U8},   {"s16", DType::S16}, {"u16", DType::U16},
-      {"s32", DType::S32},   {"u32", DType::U32}, {"s64", DType::S64}, {"u64", DType::U64}, {"f16", DType::F16},
-      {"bf16", DType::BF16}, {"f32", DType::F32}, {"f64", DType::F64}, {"b8", DType::B8},   {"b16", DType::B16},
-      {"b32", DType::B32},   {"b64", DType::B64}, {"tf32", DType::F32}, {"f16x2", DType::B32}, {"bf16x2", DType::B32}};
-  auto it = types.find(s[0] == '.' ? s.substr(1) : s);
-  if (it == types.end()) return false;
-  *t = it->second;
-  return true;
+// The dot-separated parts of an opcode, as views into it: "ld.global.f32" ->
+// ld, global, f32. Split as std::getline(.., '.') did: "a..b" has an empty
+// part, a trailing '.' adds none.
+class OpParts {
+ public:
+  explicit OpParts(std::string_view op) {
+    std::size_t b = 0;
+    for (std::size_t e = 0; e < op.size(); ++e)
+      if (op[e] == '.') {
+        push(op.data() + b, e - b);
+        b = e + 1;
+      }
+    if (b < op.size() || n_ == 0) push(op.data() + b, op.size() - b);
+  }
+  std::size_t size() const { return n_; }
+  std::string_view operator[](std::size_t i) const {
+    return i < kInline ? std::string_view(begin_[i], length_[i]) : heap_[i - kInline];
+  }
+
+ private:
+  static constexpr std::size_t kInline = 16;  // nvcc's longest opcodes have about 10
+  void push(const char* p, std::size_t n) {
+    if (n_ < kInline) {
+      begin_[n_] = p;
+      length_[n_] = n;
+    } else {
+      heap_.emplace_back(p, n);
+    }
+    ++n_;
+  }
+  // Pointers and lengths in separate plain arrays, left uninitialized: an
+  // array of string_views would be zeroed for every instruction, and writing
+  // a part in two halves and reading it back whole stalls store forwarding.
+  const char* begin_[kInline];
+  std::size_t length_[kInline];
+  std::vector<std::string_view> heap_;  // parts past kInline
+  std::size_t n_ = 0;
+};
+
+// A PTX type name, with or without its dot: pred, s8 .. b64, bf16, and
+// tf32 (as f32) and f16x2 / bf16x2 (as b32). Called for every part of every
+// opcode, hence a switch on the spelling rather than a map lookup.
+bool parse_dtype(std::string_view s, DType* t) {
+  if (!s.empty() && s[0] == '.') s.remove_prefix(1);
+  switch (s.size()) {
+    case 2:  // s8 u8 b8
+      if (s[1] != '8') return false;
+      switch (s[0]) {
+        case 's': *t = DType::S8; return true;
+        case 'u': *t = DType::U8; return true;
+        case 'b': *t = DType::B8; return true;
+        default: return false;
+      }
+    case 3: {  // {s,u,f,b}{16,32,64}
+      int width = 0;
+      if (s[1] == '1' && s[2] == '6') width = 0;
+      else if (s[1] == '3' && s[2] == '2') width = 1;
+      else if (s[1] == '6' && s[2] == '4') width = 2;
+      else return false;
+      static constexpr DType by_width[4][3] = {{DType::S16, DType::S32, DType::S64},
+                                               {DType::U16, DType::U32, DType::U64},
+                                               {DType::F16, DType::F32, DType::F64},
+                                               {DType::B16, DType::B32, DType::B64}};
+      switch (s[0]) {
+        case 's': *t = by_width[0][width]; return true;
+        case 'u': *t = by_width[1][width]; return true;
+        case 'f': *t = by_width[2][width]; return true;
+        case 'b': *t = by_width[3][width]; return true;
+        default: return false;
+      }
+    }
+    case 4:
+      if (is_word(s, "pred")) *t = DType::Pred;
+      else if (is_word(s, "bf16")) *t = DType::BF16;
+      else if (is_word(s, "tf32")) *t = DType::F32;
+      else return false;
+      return true;
+    case 5:
+      if (!is_word(s, "f16x2")) return false;
+      *t = DType::B32;
+      return true;
+    case 6:
+      if (!is_word(s, "bf16x2")) return false;
+      *t = DType::B32;
+      return true;
+    default: return false;
+  }
+}
+
+// name -> index for the names an instruction's operands look up (registers,
+// variables, labels). A std::map did several string comparisons a lookup and
+// a node allocation per register. Most names are a stem and a number (%r12,
+// %rd3, $L__BB0_7: what .reg %r<N> declares): those are an array index in the
+// stem's family. Any other name goes to a hash table (open addressing, the
+// names copied into one buffer).
+class NameTable {
+ public:
+  // Sets name's index; naming it again replaces the earlier one (as map[name] = id did).
+  void set(std::string_view name, std::uint32_t id) {
+    std::string_view stem;
+    std::uint32_t number = 0;
+    if (numbered(name, &stem, &number)) {
+      Family* f = family(stem);
+      if (!f && families_.size() < 16) f = &families_.emplace_back(Family{pack(stem), std::string(stem), {}});
+      // A family's array grows with its largest number, so a stray huge
+      // number (%r9999999) goes to the hash table instead.
+      if (f && (number < f->ids.size() || (number < (1u << 20) && number <= 2 * f->ids.size() + 1024))) {
+        if (number >= f->ids.size()) f->ids.resize(std::max<std::size_t>(number + 1, 2 * f->ids.size()), kNone);
+        f->ids[number] = id;
+        return;
+      }
+    }
+    set_hashed(name, id);
+  }
+  // The index of name, or null (valid until the next set()).
+  const std::uint32_t* find(std::string_view name) const {
+    std::string_view stem;
+    std::uint32_t number = 0;
+    if (numbered(name, &stem, &number)) {
+      // In the array if set since it covered the number; else maybe hashed
+      // from before (an array only grows, so a name once in it stays there).
+      const Family* f = family(stem);
+      if (f && number < f->ids.size() && f->ids[number] != kNone) return &f->ids[number];
+    }
+    return find_hashed(name);
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t(0);  // no index for this number
+  struct Family {
+    std::uint64_t key;               // the stem, packed (see pack())
+    std::string stem;
+    std::vector<std::uint32_t> ids;  // by number; kNone: not set
+  };
+  // A stem's length and up to 7 of its bytes in one word: families are told
+  // apart by one comparison (and by the whole stem when it is longer).
+  static std::uint64_t pack(std::string_view stem) {
+    std::uint64_t k = stem.size();
+    for (std::size_t i = 0; i < stem.size() && i < 7; ++i) k |= std::uint64_t(std::uint8_t(stem[i])) << (8 * (i + 1));
+    return k;
+  }
+  // name = stem + a decimal number without leading zeros ("%r12": "%r", 12).
+  // Up to 7 digits, read from the end in one pass.
+  static bool numbered(std::string_view name, std::string_view* stem, std::uint32_t* number) {
+    std::uint32_t v = 0, scale = 1;
+    std::size_t j = name.size();
+    for (; j > 0; --j) {
+      const std::uint32_t d = std::uint32_t(std::uint8_t(name[j - 1])) - '0';
+      if (d > 9) break;
+      if (scale == 10000000) return false;  // an eighth digit
+      v += d * scale;
+      scale *= 10;
+    }
+    if (scale == 1 || (scale > 10 && name[j] == '0')) return false;  // no digits, or a leading zero
+    *stem = name.substr(0, j);
+    *number = v;
+    return true;
+  }
+  // The family of stem, or null. There are at most 16 (set() hashes the
+  // names of any further stem), so that this search stays short.
+  const Family* family(std::string_view stem) const {
+    const std::uint64_t key = pack(stem);
+    for (const Family& f : families_)
+      if (f.key == key && (stem.size() <= 7 || (f.stem.size() == stem.size() && same(f.stem, stem)))) return &f;
+    return nullptr;
+  }
+  Family* family(std::string_view stem) {
+    return const_cast<Family*>(static_cast<const NameTable*>(this)->family(stem));
+  }
+  // The hash table: out of line, as most names never reach it.
+  [[gnu::noinline]] void set_hashed(std::string_view name, std::uint32_t id) {
+    if (4 * (size_ + 1) > 3 * slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+    const std::uint32_t h = hash(name);
+    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      Slot& s = slots_[i];
+      if (s.length == kEmpty) {
+        s = Slot{h, std::uint32_t(names_.size()), std::uint32_t(name.size()), id};
+        names_.append(name);
+        ++size_;
+        return;
+      }
+      if (s.hash == h && s.length == name.size() && same(key(s), name)) {
+        s.id = id;
+        return;
+      }
+    }
+  }
+  [[gnu::noinline]] const std::uint32_t* find_hashed(std::string_view name) const {
+    if (size_ == 0) return nullptr;
+    const std::uint32_t h = hash(name);
+    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& s = slots_[i];
+      if (s.length == kEmpty) return nullptr;
+      if (s.hash == h && s.length == name.size() && same(key(s), name)) return &s.id;
+    }
+  }
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t(0);  // a slot's length when it holds no name
+  struct Slot {
+    std::uint32_t hash = 0;
+    std::uint32_t offset = 0, length = kEmpty;  // the name, in names_
+    std::uint32_t id = 0;
+  };
+  // Register names are short (%r12, %rd3): the bytes are packed 8 at a time
+  // into a word, which one multiplication mixes (a byte-at-a-time hash is a
+  // chain of dependent multiplications, as long as the name).
+  static std::uint32_t hash(std::string_view s) {
+    std::uint64_t h = s.size();
+    std::size_t i = 0;
+    for (; i < s.size();) {
+      std::uint64_t word = 0;
+      for (std::size_t end = std::min(s.size(), i + 8); i < end; ++i) word = (word << 8) | std::uint8_t(s[i]);
+      h = (h ^ word) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+    }
+    return std::uint32_t(h ^ (h >> 32));
+  }
+  std::string_view key(const Slot& s) const { return std::string_view(names_.data() + s.offset, s.length); }
+  // a == b for names whose hashes and lengths already match: a plain loop,
+  // cheaper than a call to memcmp for a few bytes.
+  static bool same(std::string_view a, std::string_view b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    for (const Slot& s : old) {
+      if (s.length == kEmpty) continue;
+      std::size_t i = s.hash & (capacity - 1);
+      while (slots_[i].length != kEmpty) i = (i + 1) & (capacity - 1);
+      slots_[i] = s;
+    }
+  }
+  std::vector<Family> families_;
+  std::vector<Slot> slots_;  // a power of two, at most 3/4 full
+  std::string names_;
+  std::size_t size_ = 0;
+};
+
+// Grows v geometrically to hold `extra` more elements (reserve(size + extra)
+// alone would reallocate on every inlined call).
+template <class T>
+void reserve_more(std::vector<T>& v, std::size_t extra) {
+  if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
 }
 
 // The registers, variables, .param slots and labels of one function body
@@ -44,7 +288,7 @@ struct Frame {
   const Kernel* fn = nullptr;
   bool entry = true;
   std::string prefix;  // names of an inlined instance's registers and buffers: "fname#3:"
-  std::map<std::string, std::uint32_t> regs, vars, labels;
+  NameTable regs, vars, labels;
   // .param names visible here -> the argument slot they denote. The slots of
   // one call are shared by the caller (its st.param / ld.param on the call's
   // .param variables) and the callee (on its parameters and return values).
@@ -75,8 +319,8 @@ class Lowering {
     Instr ret;
     ret.op = Opcode::Ret;
     ret.loc = k_.loc;
-    p_.code.push_back(ret);  // falling off the end returns
-    return p_;
+    p_.code.push_back(std::move(ret));  // falling off the end returns
+    return std::move(p_);
   }
 
  private:
@@ -84,39 +328,66 @@ class Lowering {
   // and resolves its branches.
   void lower_body(Frame& f) {
     const Kernel& k = *f.fn;
+    std::size_t nregs = 0;
+    for (const RegDecl& r : k.regs) nregs += r.count < 0 ? 1 : std::size_t(r.count);
+    // Only a hint: a huge count in a broken file should not allocate before the loop below does.
+    nregs = std::min<std::size_t>(nregs, 1 << 20);
+    reserve_more(p_.registers, nregs);
+    std::string name;  // %r<N>: the names %r0 .. %r(N-1), built in one buffer
     for (const RegDecl& r : k.regs) {
       DType t;
       if (!parse_dtype(r.type, &t)) fail(r.loc, "unknown register type '" + r.type + "'");
       if (r.count < 0) {
         add_reg(f, r.name, t);
       } else {
-        for (int i = 0; i < r.count; ++i) add_reg(f, r.name + std::to_string(i), t);
+        name = r.name;
+        const std::size_t stem = name.size();
+        for (int i = 0; i < r.count; ++i) {
+          name.resize(stem);
+          append_decimal(name, std::uint32_t(i));
+          add_reg(f, name, t);
+        }
       }
     }
     for (const VarDecl& v : k.vars) add_var(&f, v);
-    std::vector<const Instruction*> code;
-    for (const Statement& s : k.body)
-      if (s.kind == Statement::Kind::Instruction) code.push_back(&s.instr);
-    if (idioms_done_.insert(&k).second) find_idioms(code);
+    auto [marks, first_time] = idioms_.try_emplace(&k);
+    if (first_time) find_idioms(k, &marks->second);
+    const std::vector<std::int32_t>& idiom = marks->second;  // empty: none in this body
+    reserve_more(p_.code, k.body.size() + 1);
     Frame* outer = f_;
     f_ = &f;
-    for (const Statement& s : k.body) {
+    for (std::size_t i = 0; i < k.body.size(); ++i) {
+      const Statement& s = k.body[i];
       if (s.kind == Statement::Kind::Label)
-        f.labels[s.label] = std::uint32_t(p_.code.size());
+        f.labels.set(s.label, std::uint32_t(p_.code.size()));
       else
-        lower(s.instr);
+        lower(s.instr, idiom.empty() ? kNoIdiom : idiom[i]);
     }
     for (auto [pc, label] : f.branches) {
-      auto it = f.labels.find(label->name);
-      if (it == f.labels.end()) fail(label->loc, "unknown label '" + label->name + "'");
-      p_.code[pc].target = it->second;
+      const std::uint32_t* target = f.labels.find(label->name);
+      if (!target) fail(label->loc, "unknown label '" + label->name + "'");
+      p_.code[pc].target = *target;
     }
     f_ = outer;
   }
 
+  // std::to_string(v), appended without a temporary.
+  static void append_decimal(std::string& s, std::uint32_t v) {
+    char digits[10];
+    int n = 0;
+    do {
+      digits[n++] = char('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (n) s.push_back(digits[--n]);
+  }
+
   void add_reg(Frame& f, const std::string& name, DType t) {
-    f.regs[name] = std::uint32_t(p_.registers.size());
-    p_.registers.push_back({f.prefix + name, t});
+    f.regs.set(name, std::uint32_t(p_.registers.size()));
+    RegisterDecl& d = p_.registers.emplace_back();
+    d.name.reserve(f.prefix.size() + name.size());
+    d.name.append(f.prefix).append(name);
+    d.dtype = t;
   }
 
   BufferDecl buffer_of(const VarDecl& v, const std::string& prefix) {
@@ -175,7 +446,7 @@ class Lowering {
     std::string key = f ? f->fn->name + ":" + v.name : v.name;
     if (f && shared) {
       if (auto it = shared_of_func_.find(key); it != shared_of_func_.end()) {
-        f->vars[v.name] = it->second;
+        f->vars.set(v.name, it->second);
         return;
       }
     }
@@ -191,7 +462,7 @@ class Lowering {
     if (!f) {
       vars_[v.name] = id;
     } else {
-      f->vars[v.name] = id;
+      f->vars.set(v.name, id);
       if (shared) shared_of_func_[key] = id;
     }
   }
@@ -210,21 +481,21 @@ class Lowering {
   }
 
   std::uint32_t reg_of(const ptx::Operand& o) {
-    auto it = f_->regs.find(o.name);
-    if (it == f_->regs.end()) fail(o.loc, "'" + o.name + "' is not a declared register");
-    return it->second;
+    const std::uint32_t* r = f_->regs.find(o.name);
+    if (!r) fail(o.loc, "'" + o.name + "' is not a declared register");
+    return *r;
   }
 
   // A name that denotes memory or a parameter: a variable of this body, a
   // module variable, or (in the kernel itself) a kernel parameter.
   bool named_memory(const ptx::Operand& o, std::int64_t offset, tileverify::Operand* out) {
     std::uint32_t id = 0;
-    if (auto it = f_->vars.find(o.name); it != f_->vars.end()) {
-      *out = tileverify::Operand::buffer(it->second, offset);
+    if (const std::uint32_t* v = f_->vars.find(o.name)) {
+      *out = tileverify::Operand::buffer(*v, offset);
     } else if (module_var(o, &id)) {
       *out = tileverify::Operand::buffer(id, offset);
-    } else if (f_->entry && params_.count(o.name)) {
-      *out = tileverify::Operand::param(params_[o.name], offset);
+    } else if (auto it = params_.find(o.name); f_->entry && it != params_.end()) {
+      *out = tileverify::Operand::param(it->second, offset);
     } else if (f_->params.count(o.name)) {
       fail(o.loc, "the address of the .param variable '" + o.name + "' is taken; only ld.param / st.param on it are supported");
     } else {
@@ -233,17 +504,21 @@ class Lowering {
     return true;
   }
 
-  static bool special_of(const std::string& n, Special* s) {
-    static const std::map<std::string, Special> sp = {
+  static bool special_of(std::string_view n, Special* s) {
+    static constexpr std::pair<std::string_view, Special> sp[] = {
         {"%tid.x", Special::TidX},     {"%tid.y", Special::TidY},       {"%tid.z", Special::TidZ},
         {"%ntid.x", Special::NtidX},   {"%ntid.y", Special::NtidY},     {"%ntid.z", Special::NtidZ},
         {"%ctaid.x", Special::CtaidX}, {"%ctaid.y", Special::CtaidY},   {"%ctaid.z", Special::CtaidZ},
         {"%nctaid.x", Special::NctaidX}, {"%nctaid.y", Special::NctaidY}, {"%nctaid.z", Special::NctaidZ},
         {"%laneid", Special::LaneId},  {"%warpid", Special::WarpId}};
-    auto it = sp.find(n);
-    if (it == sp.end()) return false;
-    *s = it->second;
-    return true;
+    // Registers (%r12, %rd3, %f7) mostly differ in length from all of these.
+    if (n.size() < 6 || n.size() > 9 || n[0] != '%') return false;
+    for (const auto& [name, special] : sp)
+      if (name == n) {
+        *s = special;
+        return true;
+      }
+    return false;
   }
 
   tileverify::Operand value(const ptx::Operand& o) {
@@ -251,8 +526,8 @@ class Lowering {
       case ptx::Operand::Kind::Name: {
         Special s;
         if (special_of(o.name, &s)) return tileverify::Operand::special(s);
-        if (o.name == "WARP_SZ") return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
-        if (f_->regs.count(o.name)) return tileverify::Operand::reg(f_->regs[o.name]);
+        if (is_word(o.name, "WARP_SZ")) return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
+        if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r);
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
@@ -281,19 +556,17 @@ class Lowering {
     if (o.kind != ptx::Operand::Kind::Address) fail(o.loc, "expected an address [..]");
     if (o.name.empty()) fail(o.loc, "absolute addresses are not supported");
     if (!o.elements.empty()) fail(o.loc, "tensor-map addresses [map, {coordinates}] are not supported");
-    if (f_->regs.count(o.name)) return tileverify::Operand::reg(f_->regs[o.name], o.value);
+    if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r, o.value);
     tileverify::Operand mem;
     if (named_memory(o, o.value, &mem)) return mem;
     fail(o.loc, "'" + o.name + "' in an address is not a declared register, variable or parameter");
   }
 
   std::vector<std::uint32_t> dsts(const ptx::Operand& o) {
+    if (o.kind != ptx::Operand::Kind::Vector) return {reg_of(o)};
     std::vector<std::uint32_t> d;
-    if (o.kind == ptx::Operand::Kind::Vector) {
-      for (const auto& e : o.elements) d.push_back(reg_of(e));
-    } else {
-      d.push_back(reg_of(o));
-    }
+    d.reserve(o.elements.size());
+    for (const auto& e : o.elements) d.push_back(reg_of(e));
     return d;
   }
 
@@ -309,18 +582,45 @@ class Lowering {
   //   mov.b32 %rA, %fJ;  shl.b32 %rC, %rA, 23;  mov.b32 %fD, %rC
   // with %fJ from that fma.rm is rewritten one for one:
   //   shl -> add.f32 %rC, %fJ, -12583039;  mov -> ex2.approx.f32 %fD, %rC.
-  void find_idioms(const std::vector<const Instruction*>& code) {
-    std::map<std::string, std::size_t> def;
-    std::map<std::string, int> defs;
+  // Marks the statements of fn that are part of it in *marks (one entry a
+  // statement, left empty if there are none): kIdiomEx2 for the last mov, and
+  // for the shl the index in idiom_regs_ of the fma.rm register.
+  void find_idioms(const Kernel& fn, std::vector<std::int32_t>* marks) {
+    auto idiom_shl = [](const Instruction& shl) {
+      return is_word(shl.opcode, "shl.b32") && shl.operands.size() == 3 &&
+             shl.operands[2].kind == ptx::Operand::Kind::Int && shl.operands[2].value == 23;
+    };
+    std::vector<const Instruction*> code;
+    std::vector<std::size_t> statement;  // of each instruction in code
+    code.reserve(fn.body.size());
+    statement.reserve(fn.body.size());
+    for (std::size_t i = 0; i < fn.body.size(); ++i)
+      if (fn.body[i].kind == Statement::Kind::Instruction) {
+        code.push_back(&fn.body[i].instr);
+        statement.push_back(i);
+      }
+    // Most bodies have no shl.b32 by 23: then there is nothing to index.
+    if (std::none_of(code.begin(), code.end(), [&](const Instruction* in) { return idiom_shl(*in); })) return;
+    // register -> (the last instruction that writes it, how many do)
+    NameTable names;  // register -> its index in def
+    std::vector<std::pair<std::size_t, int>> def;
+    def.reserve(code.size());
     for (std::size_t i = 0; i < code.size(); ++i)
       if (!code[i]->operands.empty() && code[i]->operands[0].kind == ptx::Operand::Kind::Name) {
-        def[code[i]->operands[0].name] = i;
-        ++defs[code[i]->operands[0].name];
+        const std::string& name = code[i]->operands[0].name;
+        const std::uint32_t* at = names.find(name);
+        if (!at) {
+          names.set(name, std::uint32_t(def.size()));
+          def.emplace_back(i, 0);
+          at = names.find(name);
+        }
+        def[*at].first = i;
+        ++def[*at].second;
       }
     auto defined_by = [&](const std::string& reg, const char* opcode_prefix) -> const Instruction* {
-      auto it = def.find(reg);
-      if (it == def.end() || defs[reg] != 1) return nullptr;
-      const Instruction* d = code[it->second];
+      const std::uint32_t* at = names.find(reg);
+      if (!at || def[*at].second != 1) return nullptr;
+      const Instruction* d = code[def[*at].first];
       return d->opcode.rfind(opcode_prefix, 0) == 0 ? d : nullptr;
     };
     // The f32 bits an operand holds: an immediate, or a register set once from one.
@@ -336,9 +636,7 @@ class Lowering {
     };
     for (std::size_t i = 0; i < code.size(); ++i) {
       const Instruction& shl = *code[i];
-      if (shl.opcode != "shl.b32" || shl.operands.size() != 3 || shl.operands[2].kind != ptx::Operand::Kind::Int ||
-          shl.operands[2].value != 23)
-        continue;
+      if (!idiom_shl(shl)) continue;
       const Instruction* bits = defined_by(shl.operands[1].name, "mov.b32");
       if (!bits || bits->operands.size() != 2) continue;
       const Instruction* magic = defined_by(bits->operands[1].name, "fma.rm");
@@ -347,249 +645,370 @@ class Lowering {
         continue;
       for (std::size_t k = i + 1; k < code.size(); ++k) {
         const Instruction& mv = *code[k];
-        if (mv.opcode == "mov.b32" && mv.operands.size() == 2 && mv.operands[1].name == shl.operands[0].name) {
-          idiom_add_[&shl] = bits->operands[1].name;
-          idiom_ex2_.insert(&mv);
+        if (is_word(mv.opcode, "mov.b32") && mv.operands.size() == 2 && mv.operands[1].name == shl.operands[0].name) {
+          if (marks->empty()) marks->assign(fn.body.size(), kNoIdiom);
+          (*marks)[statement[i]] = std::int32_t(idiom_regs_.size());
+          idiom_regs_.push_back(bits->operands[1].name);
+          (*marks)[statement[k]] = kIdiomEx2;
           break;
         }
       }
     }
   }
 
-  void lower(const Instruction& pin) {
-    Instr in;
+  // The first part of an opcode, as lower() dispatches on it.
+  enum class Base : std::uint8_t {
+    Other, Mov, Cvta, Unary, Binary, Mul, Mad, Bfi, Bfe, Fma, Selp, Setp, Cvt, Ld, St, Bra, Ret, Exit, Trap, Call,
+    Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix,
+  };
+  struct BaseInfo {
+    Base base = Base::Other;
+    Opcode op = Opcode::Mov;  // Unary, Binary: the operation
+  };
+  // A switch on the length first: each comparison is then of a known size.
+  static BaseInfo base_of(std::string_view w) {
+    using B = Base;
+    switch (w.size()) {
+      case 2:
+        if (is_word(w, "ld")) return {B::Ld};
+        if (is_word(w, "st")) return {B::St};
+        if (is_word(w, "or")) return {B::Binary, Opcode::Or};
+        if (is_word(w, "cp")) return {B::Cp};
+        break;
+      case 3:
+        if (is_word(w, "mov")) return {B::Mov};
+        if (is_word(w, "add")) return {B::Binary, Opcode::Add};
+        if (is_word(w, "mul")) return {B::Mul};
+        if (is_word(w, "mad")) return {B::Mad};
+        if (is_word(w, "fma")) return {B::Fma};
+        if (is_word(w, "cvt")) return {B::Cvt};
+        if (is_word(w, "bra")) return {B::Bra};
+        if (is_word(w, "shl")) return {B::Binary, Opcode::Shl};
+        if (is_word(w, "shr")) return {B::Binary, Opcode::Shr};
+        if (is_word(w, "sub")) return {B::Binary, Opcode::Sub};
+        if (is_word(w, "and")) return {B::Binary, Opcode::And};
+        if (is_word(w, "xor")) return {B::Binary, Opcode::Xor};
+        if (is_word(w, "min")) return {B::Binary, Opcode::Min};
+        if (is_word(w, "max")) return {B::Binary, Opcode::Max};
+        if (is_word(w, "div")) return {B::Binary, Opcode::Div};
+        if (is_word(w, "rem")) return {B::Binary, Opcode::Rem};
+        if (is_word(w, "neg")) return {B::Unary, Opcode::Neg};
+        if (is_word(w, "abs")) return {B::Unary, Opcode::Abs};
+        if (is_word(w, "not")) return {B::Unary, Opcode::Not};
+        if (is_word(w, "rcp")) return {B::Unary, Opcode::Rcp};
+        if (is_word(w, "ex2")) return {B::Unary, Opcode::Ex2};
+        if (is_word(w, "lg2")) return {B::Unary, Opcode::Lg2};
+        if (is_word(w, "ret")) return {B::Ret};
+        if (is_word(w, "bfi")) return {B::Bfi};
+        if (is_word(w, "bfe")) return {B::Bfe};
+        if (is_word(w, "red")) return {B::Red};
+        if (is_word(w, "bar")) return {B::Bar};
+        if (is_word(w, "mma")) return {B::Mma};
+        break;
+      case 4:
+        if (is_word(w, "setp")) return {B::Setp};
+        if (is_word(w, "selp")) return {B::Selp};
+        if (is_word(w, "cvta")) return {B::Cvta};
+        if (is_word(w, "sqrt")) return {B::Unary, Opcode::Sqrt};
+        if (is_word(w, "tanh")) return {B::Unary, Opcode::Tanh};
+        if (is_word(w, "shfl")) return {B::Shfl};
+        if (is_word(w, "vote")) return {B::Vote};
+        if (is_word(w, "exit")) return {B::Exit};
+        if (is_word(w, "trap")) return {B::Trap};
+        if (is_word(w, "call")) return {B::Call};
+        if (is_word(w, "atom")) return {B::Atom};
+        if (is_word(w, "wmma")) return {B::Wmma};
+        break;
+      case 5:
+        if (is_word(w, "rsqrt")) return {B::Unary, Opcode::Rsqrt};
+        if (is_word(w, "redux")) return {B::Redux};
+        break;
+      case 7:
+        if (is_word(w, "barrier")) return {B::Barrier};
+        break;
+      case 8:
+        if (is_word(w, "ldmatrix")) return {B::LdMatrix};
+        break;
+      default: break;
+    }
+    return {};
+  }
+
+  static bool cmp_of(std::string_view word, Cmp* c) {
+    static constexpr std::pair<std::string_view, Cmp> cmps[] = {
+        {"lt", Cmp::LT}, {"le", Cmp::LE}, {"gt", Cmp::GT}, {"ge", Cmp::GE}, {"eq", Cmp::EQ}, {"ne", Cmp::NE},
+        {"lo", Cmp::LT}, {"ls", Cmp::LE}, {"hi", Cmp::GT}, {"hs", Cmp::GE}, {"ltu", Cmp::LT}, {"leu", Cmp::LE},
+        {"gtu", Cmp::GT}, {"geu", Cmp::GE}, {"equ", Cmp::EQ}, {"neu", Cmp::NE}};
+    for (const auto& [name, cmp] : cmps)
+      if (name == word) {
+        *c = cmp;
+        return true;
+      }
+    return false;
+  }
+
+  // idiom: find_idioms()' mark for this instruction.
+  void lower(const Instruction& pin, std::int32_t idiom) {
+    // Built in place at the end of the code; the few paths that emit other
+    // instructions instead (calls, .param slot moves) take it out first. On
+    // an error the whole Program is dropped, half-built instruction and all.
+    Instr& in = p_.code.emplace_back();
     in.loc = pin.loc;
     if (in.loc.source.empty()) in.loc.source = call_source_;  // a callee without .loc lines: the call's line
-    if (auto it = idiom_add_.find(&pin); it != idiom_add_.end()) {
+    if (idiom >= 0) {
       in.op = Opcode::Add;
       in.type = DType::F32;
       in.dst = {reg_of(pin.operands[0])};
-      in.src = {value(ptx::Operand{ptx::Operand::Kind::Name, it->second, 0, {}, {}, pin.loc})};
+      in.src = {value(ptx::Operand{ptx::Operand::Kind::Name, idiom_regs_[std::size_t(idiom)], 0, {}, {}, pin.loc})};
       p_.constants.push_back(Rational(-12583039));
       in.src.push_back(tileverify::Operand{tileverify::Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0});
-      p_.code.push_back(in);
       return;
     }
-    if (idiom_ex2_.count(&pin)) {
+    if (idiom == kIdiomEx2) {
       in.op = Opcode::Ex2;
       in.type = DType::F32;
       in.dst = {reg_of(pin.operands[0])};
       in.src = {value(pin.operands[1])};
-      p_.code.push_back(in);
       return;
     }
     if (!pin.guard.empty()) {
-      in.guard = std::int32_t(reg_of(ptx::Operand{ptx::Operand::Kind::Name, pin.guard, 0, {}, {}, pin.loc}));
+      const std::uint32_t* g = f_->regs.find(pin.guard);
+      if (!g) fail(pin.loc, "'" + pin.guard + "' is not a declared register");
+      in.guard = std::int32_t(*g);
       in.guard_negated = pin.guard_negated;
     }
-    std::vector<std::string> parts = split(pin.opcode);
-    const std::string& base = parts[0];
-    // The last type-like part is the operation type.
-    std::vector<DType> types;
+    const OpParts parts(pin.opcode);
+    const std::string_view base = parts[0];
+    // The last type-like part is the operation type; cvt needs the first two too.
+    std::size_t ntypes = 0;
+    DType first_type = DType::B32, second_type = DType::B32, last_type = DType::B32;
     for (std::size_t i = 1; i < parts.size(); ++i) {
       DType t;
-      if (parse_dtype(parts[i], &t)) types.push_back(t);
+      if (!parse_dtype(parts[i], &t)) continue;
+      if (ntypes == 0) first_type = t;
+      if (ntypes == 1) second_type = t;
+      last_type = t;
+      ++ntypes;
     }
-    auto has = [&](const char* m) {
-      for (std::size_t i = 1; i < parts.size(); ++i)
-        if (parts[i] == m) return true;
-      return false;
-    };
-    in.type = types.empty() ? DType::B32 : types.back();
+    auto has = [&](const auto& m) { return has_part(parts, m); };
+    in.type = ntypes == 0 ? DType::B32 : last_type;
     const auto& ops = pin.operands;
     auto simple = [&](Opcode op, std::size_t nsrc) {
       need(pin, nsrc + 1);
       in.op = op;
       in.dst = dsts(ops[0]);
+      in.src.reserve(nsrc);
       for (std::size_t i = 1; i <= nsrc; ++i) in.src.push_back(value(ops[i]));
       if (!ops[0].pred_out.empty()) fail(ops[0].loc, "a predicate output '|p' is not supported on '" + pin.opcode + "'");
     };
 
-    static const std::map<std::string, Opcode> unary = {{"neg", Opcode::Neg},     {"abs", Opcode::Abs},   {"not", Opcode::Not},
-                                                        {"rcp", Opcode::Rcp},     {"sqrt", Opcode::Sqrt}, {"rsqrt", Opcode::Rsqrt},
-                                                        {"ex2", Opcode::Ex2},     {"lg2", Opcode::Lg2},   {"tanh", Opcode::Tanh}};
-    static const std::map<std::string, Opcode> binary = {{"add", Opcode::Add}, {"sub", Opcode::Sub}, {"div", Opcode::Div},
-                                                         {"rem", Opcode::Rem}, {"min", Opcode::Min}, {"max", Opcode::Max},
-                                                         {"and", Opcode::And}, {"or", Opcode::Or},   {"xor", Opcode::Xor},
-                                                         {"shl", Opcode::Shl}, {"shr", Opcode::Shr}};
-    if (base == "mov" || base == "cvta") {
-      need(pin, 2);
-      in.op = Opcode::Mov;
-      if (ops[1].kind == ptx::Operand::Kind::Vector) {  // pack
-        in.dst = dsts(ops[0]);
-        for (const auto& e : ops[1].elements) in.src.push_back(value(e));
-      } else {
-        in.dst = dsts(ops[0]);  // a vector destination unpacks
-        in.src.push_back(value(ops[1]));
-      }
-    } else if (unary.count(base)) {
-      simple(unary.at(base), 1);
-    } else if (binary.count(base)) {
-      simple(binary.at(base), 2);
-    } else if (base == "mul") {
-      simple(has("wide") ? Opcode::MulWide : (has("hi") ? Opcode::MulHi : Opcode::Mul), 2);
-    } else if (base == "mad") {
-      if (has("hi")) fail(pin.loc, "mad.hi is not supported");
-      simple(has("wide") ? Opcode::MadWide : Opcode::Mad, 3);
-    } else if (base == "bfi") {
-      simple(Opcode::Bfi, 4);
-    } else if (base == "bfe") {
-      simple(Opcode::Bfe, 3);
-    } else if (base == "fma") {
-      simple(Opcode::Fma, 3);
-    } else if (base == "selp") {
-      simple(Opcode::Selp, 3);
-    } else if (base == "setp") {
-      if (ops.size() == 4) fail(pin.loc, "setp with a combining predicate is not supported");
-      simple(Opcode::Setp, 2);
-      static const std::map<std::string, Cmp> cmps = {
-          {"lt", Cmp::LT}, {"le", Cmp::LE}, {"gt", Cmp::GT}, {"ge", Cmp::GE}, {"eq", Cmp::EQ}, {"ne", Cmp::NE},
-          {"lo", Cmp::LT}, {"ls", Cmp::LE}, {"hi", Cmp::GT}, {"hs", Cmp::GE}, {"ltu", Cmp::LT}, {"leu", Cmp::LE},
-          {"gtu", Cmp::GT}, {"geu", Cmp::GE}, {"equ", Cmp::EQ}, {"neu", Cmp::NE}};
-      bool found = false;
-      for (std::size_t i = 1; i < parts.size() && !found; ++i)
-        if (cmps.count(parts[i])) {
-          in.cmp = cmps.at(parts[i]);
-          found = true;
-        }
-      if (!found) fail(pin.loc, "unsupported comparison in '" + pin.opcode + "'");
-      if (!ops[0].pred_out.empty()) fail(ops[0].loc, "setp with two predicate outputs is not supported");
-    } else if (base == "cvt" && (has("f16x2") || has("bf16x2"))) {
-      // cvt.rn{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b: d packs cvt(a) in its
-      // high half and cvt(b) in its low half (a Pair: f low, g high).
-      if (ops.size() != 3 || types.size() != 2 || types[1] != DType::F32 || has("rs"))
-        fail(pin.loc, "'" + pin.opcode + "' is not supported: of the packed conversions only cvt.{rn,rz,rm,rp}" +
-                          "{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b are");
-      simple(Opcode::Cvt, 2);
-      in.type = DType::B32;
-      in.src_type = DType::F32;
-      in.mode = has("relu") ? 1 : 0;
-    } else if (base == "cvt") {
-      simple(Opcode::Cvt, 1);
-      in.saturate = has("sat");
-      in.mode = has("relu") ? 1 : 0;
-      if (types.size() != 2) fail(pin.loc, "cvt needs a destination and a source type");
-      in.type = types[0];
-      in.src_type = types[1];
-    } else if ((base == "ld" || base == "st") && has("param") && ops.size() == 2 &&
-               ops[base == "ld" ? 1 : 0].kind == ptx::Operand::Kind::Address &&
-               f_->params.count(ops[base == "ld" ? 1 : 0].name)) {
-      return param_slot_access(pin, in, base == "ld", types.empty() ? DType::B32 : types.back());
-    } else if (base == "ld" || base == "st") {
-      in.op = base == "ld" ? Opcode::Ld : Opcode::St;
-      in.space = space_of(parts);
-      if (in.space == Space::Const && in.op == Opcode::St) fail(pin.loc, "a store to .const memory");
-      need(pin, 2);
-      if (in.op == Opcode::Ld) {
-        in.dst = dsts(ops[0]);
-        in.src.push_back(address(ops[1]));
-      } else {
-        in.src.push_back(address(ops[0]));
-        if (ops[1].kind == ptx::Operand::Kind::Vector)
+    const BaseInfo info = base_of(base);
+    switch (info.base) {
+      case Base::Mov:
+      case Base::Cvta:
+        need(pin, 2);
+        in.op = Opcode::Mov;
+        if (ops[1].kind == ptx::Operand::Kind::Vector) {  // pack
+          in.dst = dsts(ops[0]);
+          in.src.reserve(ops[1].elements.size());
           for (const auto& e : ops[1].elements) in.src.push_back(value(e));
-        else
+        } else {
+          in.dst = dsts(ops[0]);  // a vector destination unpacks
           in.src.push_back(value(ops[1]));
+        }
+        break;
+      case Base::Unary: simple(info.op, 1); break;
+      case Base::Binary: simple(info.op, 2); break;
+      case Base::Mul: simple(has("wide") ? Opcode::MulWide : (has("hi") ? Opcode::MulHi : Opcode::Mul), 2); break;
+      case Base::Mad:
+        if (has("hi")) fail(pin.loc, "mad.hi is not supported");
+        simple(has("wide") ? Opcode::MadWide : Opcode::Mad, 3);
+        break;
+      case Base::Bfi: simple(Opcode::Bfi, 4); break;
+      case Base::Bfe: simple(Opcode::Bfe, 3); break;
+      case Base::Fma: simple(Opcode::Fma, 3); break;
+      case Base::Selp: simple(Opcode::Selp, 3); break;
+      case Base::Setp: {
+        if (ops.size() == 4) fail(pin.loc, "setp with a combining predicate is not supported");
+        simple(Opcode::Setp, 2);
+        bool found = false;
+        for (std::size_t i = 1; i < parts.size() && !found; ++i) found = cmp_of(parts[i], &in.cmp);
+        if (!found) fail(pin.loc, "unsupported comparison in '" + pin.opcode + "'");
+        if (!ops[0].pred_out.empty()) fail(ops[0].loc, "setp with two predicate outputs is not supported");
+        break;
       }
-    } else if (base == "bra") {
-      need(pin, 1);
-      in.op = Opcode::Bra;
-      f_->branches.emplace_back(std::uint32_t(p_.code.size()), &ops[0]);  // resolved at the end of the body
-    } else if (base == "ret" && !f_->entry) {
-      in.op = Opcode::Bra;  // back to the caller: the end of this inlined instance
-      f_->returns.push_back(std::uint32_t(p_.code.size()));
-    } else if (base == "ret" || base == "exit") {
-      in.op = Opcode::Ret;
-    } else if (base == "trap") {
-      need(pin, 0);
-      in.op = Opcode::Trap;
-    } else if (base == "call") {
-      return call(pin, in);
-    } else if (base == "atom" || base == "red") {
-      atomic(pin, in, parts);
-    } else if (base == "cp" && parts.size() > 1 && parts[1] == "async") {
-      cp_async(pin, in, parts);
-    } else if (base == "wmma") {
-      wmma(pin, in, parts);
-    } else if ((base == "bar" || base == "barrier") && has("warp")) {
-      need(pin, 1);
-      in.op = Opcode::WarpSync;
-      in.src.push_back(mask(ops[0]));
-    } else if ((base == "bar" || base == "barrier") && (has("sync") || parts.size() == 1 || (parts.size() == 2 && parts[1] == "aligned"))) {
-      in.op = Opcode::Bar;
-      if (ops.empty() || ops.size() > 2) fail(pin.loc, "bar.sync takes a barrier id and an optional thread count");
-      for (const auto& o : ops) {
-        if (o.kind != ptx::Operand::Kind::Int) fail(o.loc, "barrier ids and counts in registers are not supported");
-        in.src.push_back(tileverify::Operand::integer(o.value));
+      case Base::Cvt:
+        if (has("f16x2") || has("bf16x2")) {
+          // cvt.rn{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b: d packs cvt(a) in its
+          // high half and cvt(b) in its low half (a Pair: f low, g high).
+          if (ops.size() != 3 || ntypes != 2 || second_type != DType::F32 || has("rs"))
+            fail(pin.loc, "'" + pin.opcode + "' is not supported: of the packed conversions only cvt.{rn,rz,rm,rp}" +
+                              "{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b are");
+          simple(Opcode::Cvt, 2);
+          in.type = DType::B32;
+          in.src_type = DType::F32;
+          in.mode = has("relu") ? 1 : 0;
+        } else {
+          simple(Opcode::Cvt, 1);
+          in.saturate = has("sat");
+          in.mode = has("relu") ? 1 : 0;
+          if (ntypes != 2) fail(pin.loc, "cvt needs a destination and a source type");
+          in.type = first_type;
+          in.src_type = second_type;
+        }
+        break;
+      case Base::Ld:
+      case Base::St: {
+        const bool load = info.base == Base::Ld;
+        if (has("param") && ops.size() == 2 && ops[load ? 1 : 0].kind == ptx::Operand::Kind::Address &&
+            f_->params.count(ops[load ? 1 : 0].name))
+          return param_slot_access(pin, take_back(), load, ntypes == 0 ? DType::B32 : last_type);
+        in.op = load ? Opcode::Ld : Opcode::St;
+        in.space = space_of(parts);
+        if (in.space == Space::Const && in.op == Opcode::St) fail(pin.loc, "a store to .const memory");
+        need(pin, 2);
+        if (in.op == Opcode::Ld) {
+          in.dst = dsts(ops[0]);
+          in.src.push_back(address(ops[1]));
+        } else {
+          in.src.reserve(1 + (ops[1].kind == ptx::Operand::Kind::Vector ? ops[1].elements.size() : 1));
+          in.src.push_back(address(ops[0]));
+          if (ops[1].kind == ptx::Operand::Kind::Vector)
+            for (const auto& e : ops[1].elements) in.src.push_back(value(e));
+          else
+            in.src.push_back(value(ops[1]));
+        }
+        break;
       }
-    } else if (base == "shfl") {
-      need(pin, 5);
-      in.op = Opcode::Shfl;
-      in.mode = std::uint8_t(has("up") ? ShflMode::Up : has("down") ? ShflMode::Down : has("bfly") ? ShflMode::Bfly : ShflMode::Idx);
-      if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + pin.opcode + "'");
-      in.dst = {reg_of(ops[0])};
-      in.src = {value(ops[1]), value(ops[2]), value(ops[3]), mask(ops[4])};
-    } else if (base == "vote") {
-      need(pin, 3);
-      in.op = Opcode::Vote;
-      if (has("uni")) fail(pin.loc, "vote.uni is not supported");
-      in.mode = std::uint8_t(has("all") ? VoteMode::All : has("any") ? VoteMode::Any : VoteMode::Ballot);
-      in.dst = {reg_of(ops[0])};
-      in.src = {value(ops[1]), mask(ops[2])};
-    } else if (base == "redux") {
-      need(pin, 3);
-      in.op = Opcode::Redux;
-      if (!has("sync")) fail(pin.loc, "redux needs .sync");
-      if (has("add")) in.mode = std::uint8_t(AtomOp::Add);
-      else if (has("min")) in.mode = std::uint8_t(AtomOp::Min);
-      else if (has("max")) in.mode = std::uint8_t(AtomOp::Max);
-      else if (has("and")) in.mode = std::uint8_t(AtomOp::And);
-      else if (has("or")) in.mode = std::uint8_t(AtomOp::Or);
-      else if (has("xor")) in.mode = std::uint8_t(AtomOp::Xor);
-      else fail(pin.loc, "unknown redux operation in '" + pin.opcode + "'");
-      if (dtype_is_float(in.type)) fail(pin.loc, "redux.sync on floats (sm_100a) is not supported");
-      in.dst = {reg_of(ops[0])};
-      in.src = {value(ops[1]), mask(ops[2])};
-    } else if (base == "mma") {
-      need(pin, 4);
-      in.op = Opcode::Mma;
-      if (!has("row") || !has("col")) fail(pin.loc, "only mma.sync .row.col layouts are supported");
-      in.mode = std::uint8_t(has("m16n8k16") ? MmaShape::M16N8K16 : MmaShape::M16N8K8);
-      if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + pin.opcode + "'");
-      in.type = DType::F32;
-      in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
-      in.dst = dsts(ops[0]);
-      for (std::size_t i = 1; i < 4; ++i)
-        for (const auto& e : ops[i].elements) in.src.push_back(value(e));
-    } else if (base == "ldmatrix") {
-      need(pin, 2);
-      in.op = Opcode::LdMatrix;
-      in.mode = std::uint8_t(has("x4") ? 4 : has("x2") ? 2 : 1);
-      in.trans = has("trans");
-      in.space = Space::Shared;
-      in.dst = dsts(ops[0]);
-      in.src = {address(ops[1])};
-    } else {
-      fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+      case Base::Bra:
+        need(pin, 1);
+        in.op = Opcode::Bra;
+        f_->branches.emplace_back(std::uint32_t(p_.code.size() - 1), &ops[0]);  // resolved at the end of the body
+        break;
+      case Base::Ret:
+      case Base::Exit:
+        if (info.base == Base::Ret && !f_->entry) {
+          in.op = Opcode::Bra;  // back to the caller: the end of this inlined instance
+          f_->returns.push_back(std::uint32_t(p_.code.size() - 1));
+        } else {
+          in.op = Opcode::Ret;
+        }
+        break;
+      case Base::Trap:
+        need(pin, 0);
+        in.op = Opcode::Trap;
+        break;
+      case Base::Call: return call(pin, take_back());
+      case Base::Atom:
+      case Base::Red: atomic(pin, in, parts); break;
+      case Base::Cp:
+        if (!(parts.size() > 1 && is_word(parts[1], "async"))) fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+        cp_async(pin, in, parts);
+        break;
+      case Base::Wmma: wmma(pin, in, parts); break;
+      case Base::Bar:
+      case Base::Barrier:
+        if (has("warp")) {
+          need(pin, 1);
+          in.op = Opcode::WarpSync;
+          in.src.push_back(mask(ops[0]));
+        } else if (has("sync") || parts.size() == 1 || (parts.size() == 2 && is_word(parts[1], "aligned"))) {
+          in.op = Opcode::Bar;
+          if (ops.empty() || ops.size() > 2) fail(pin.loc, "bar.sync takes a barrier id and an optional thread count");
+          for (const auto& o : ops) {
+            if (o.kind != ptx::Operand::Kind::Int) fail(o.loc, "barrier ids and counts in registers are not supported");
+            in.src.push_back(tileverify::Operand::integer(o.value));
+          }
+        } else {
+          fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+        }
+        break;
+      case Base::Shfl:
+        need(pin, 5);
+        in.op = Opcode::Shfl;
+        in.mode = std::uint8_t(has("up") ? ShflMode::Up : has("down") ? ShflMode::Down : has("bfly") ? ShflMode::Bfly : ShflMode::Idx);
+        if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + pin.opcode + "'");
+        in.dst = {reg_of(ops[0])};
+        in.src = {value(ops[1]), value(ops[2]), value(ops[3]), mask(ops[4])};
+        break;
+      case Base::Vote:
+        need(pin, 3);
+        in.op = Opcode::Vote;
+        if (has("uni")) fail(pin.loc, "vote.uni is not supported");
+        in.mode = std::uint8_t(has("all") ? VoteMode::All : has("any") ? VoteMode::Any : VoteMode::Ballot);
+        in.dst = {reg_of(ops[0])};
+        in.src = {value(ops[1]), mask(ops[2])};
+        break;
+      case Base::Redux:
+        need(pin, 3);
+        in.op = Opcode::Redux;
+        if (!has("sync")) fail(pin.loc, "redux needs .sync");
+        if (has("add")) in.mode = std::uint8_t(AtomOp::Add);
+        else if (has("min")) in.mode = std::uint8_t(AtomOp::Min);
+        else if (has("max")) in.mode = std::uint8_t(AtomOp::Max);
+        else if (has("and")) in.mode = std::uint8_t(AtomOp::And);
+        else if (has("or")) in.mode = std::uint8_t(AtomOp::Or);
+        else if (has("xor")) in.mode = std::uint8_t(AtomOp::Xor);
+        else fail(pin.loc, "unknown redux operation in '" + pin.opcode + "'");
+        if (dtype_is_float(in.type)) fail(pin.loc, "redux.sync on floats (sm_100a) is not supported");
+        in.dst = {reg_of(ops[0])};
+        in.src = {value(ops[1]), mask(ops[2])};
+        break;
+      case Base::Mma:
+        need(pin, 4);
+        in.op = Opcode::Mma;
+        if (!has("row") || !has("col")) fail(pin.loc, "only mma.sync .row.col layouts are supported");
+        in.mode = std::uint8_t(has("m16n8k16") ? MmaShape::M16N8K16 : MmaShape::M16N8K8);
+        if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + pin.opcode + "'");
+        in.type = DType::F32;
+        in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
+        in.dst = dsts(ops[0]);
+        in.src.reserve(ops[1].elements.size() + ops[2].elements.size() + ops[3].elements.size());
+        for (std::size_t i = 1; i < 4; ++i)
+          for (const auto& e : ops[i].elements) in.src.push_back(value(e));
+        break;
+      case Base::LdMatrix:
+        need(pin, 2);
+        in.op = Opcode::LdMatrix;
+        in.mode = std::uint8_t(has("x4") ? 4 : has("x2") ? 2 : 1);
+        in.trans = has("trans");
+        in.space = Space::Shared;
+        in.dst = dsts(ops[0]);
+        in.src = {address(ops[1])};
+        break;
+      case Base::Other: fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
     }
-    p_.code.push_back(in);
   }
 
-  static bool has_part(const std::vector<std::string>& parts, const char* m) {
+  // Removes the instruction lower() was building, to use as a template.
+  Instr take_back() {
+    Instr in = std::move(p_.code.back());
+    p_.code.pop_back();
+    return in;
+  }
+
+  static bool has_part(const OpParts& parts, std::string_view m) {
     for (std::size_t i = 1; i < parts.size(); ++i)
       if (parts[i] == m) return true;
+    return false;
+  }
+  template <std::size_t N>
+  static bool has_part(const OpParts& parts, const char (&m)[N]) {
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (is_word(parts[i], m)) return true;
     return false;
   }
 
   // The state space an opcode names (.shared::cta is .shared); none: generic,
   // which for this model is global (shared memory is reached through .shared).
-  static Space space_of(const std::vector<std::string>& parts) {
+  static Space space_of(const OpParts& parts) {
     for (std::size_t i = 1; i < parts.size(); ++i) {
-      const std::string& p = parts[i];
-      if (p.rfind("shared", 0) == 0) return Space::Shared;
-      if (p == "local") return Space::Local;
-      if (p == "param") return Space::Param;
-      if (p == "const") return Space::Const;
-      if (p == "global") return Space::Global;
+      const std::string_view p = parts[i];
+      if (starts_with(p, "shared")) return Space::Shared;
+      if (is_word(p, "local")) return Space::Local;
+      if (is_word(p, "param")) return Space::Param;
+      if (is_word(p, "const")) return Space::Const;
+      if (is_word(p, "global")) return Space::Global;
     }
     return Space::Global;
   }
@@ -613,8 +1032,10 @@ class Lowering {
     const ptx::Operand& addr = ops[load ? 1 : 0];
     const ptx::Operand& data = ops[load ? 0 : 1];
     const std::string& id = f_->params.at(addr.name);
-    std::vector<ptx::Operand> elems = data.kind == ptx::Operand::Kind::Vector ? data.elements : std::vector<ptx::Operand>{data};
-    for (std::size_t k = 0; k < elems.size(); ++k) {
+    const bool vector = data.kind == ptx::Operand::Kind::Vector;
+    const ptx::Operand* elems = vector ? data.elements.data() : &data;
+    const std::size_t nelems = vector ? data.elements.size() : 1;
+    for (std::size_t k = 0; k < nelems; ++k) {
       Instr mv = in;
       mv.op = Opcode::Mov;
       mv.type = t;
@@ -644,7 +1065,7 @@ class Lowering {
       fail(pin.loc, "'" + pin.opcode + "' needs the name of the function it calls");
     const ptx::Operand& fname = ops[i++];
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) args = &ops[i++];
-    if (i < ops.size() || f_->regs.count(fname.name))
+    if (i < ops.size() || f_->regs.find(fname.name))
       fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + pin.opcode + "'");
     const Kernel* callee = m_.find(fname.name);
     if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
@@ -747,12 +1168,12 @@ class Lowering {
   // atom{.sem}{.scope}{.space}.op.type d, [a], b and red...op.type [a], b.
   // The memory-order qualifiers do not matter here: atomics are not used to
   // order other accesses (only barriers and warp collectives do that).
-  void atomic(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+  void atomic(const Instruction& pin, Instr& in, const OpParts& parts) {
     const auto& ops = pin.operands;
-    static const std::map<std::string, AtomOp> ops_by_name = {{"add", AtomOp::Add}, {"min", AtomOp::Min},
+    static const std::map<std::string_view, AtomOp> ops_by_name = {{"add", AtomOp::Add}, {"min", AtomOp::Min},
                                                               {"max", AtomOp::Max}, {"and", AtomOp::And},
                                                               {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
-    static const std::set<std::string> unsupported = {"exch", "cas", "inc", "dec"};
+    static const std::set<std::string_view> unsupported = {"exch", "cas", "inc", "dec"};
     bool found = false;
     for (std::size_t i = 1; i < parts.size(); ++i) {
       if (unsupported.count(parts[i]))
@@ -766,7 +1187,7 @@ class Lowering {
     if (!found) fail(pin.loc, "'" + pin.opcode + "': unknown atomic operation");
     for (std::size_t i = 1; i < parts.size(); ++i)
       if (parts[i] == "f16x2" || parts[i] == "bf16x2" || parts[i] == "v2" || parts[i] == "v4" || parts[i] == "v8" ||
-          parts[i].rfind("L2::", 0) == 0)
+          starts_with(parts[i], "L2::"))
         fail(pin.loc, "'" + pin.opcode + "' is not supported (packed, vector and cache-hint atomics are not)");
     in.op = Opcode::Atom;
     in.space = space_of(parts);
@@ -780,9 +1201,9 @@ class Lowering {
   }
 
   // ---------------------------------------------------------------- cp.async
-  void cp_async(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+  void cp_async(const Instruction& pin, Instr& in, const OpParts& parts) {
     const auto& ops = pin.operands;
-    const std::string& what = parts.size() > 2 ? parts[2] : "";
+    const std::string_view what = parts.size() > 2 ? parts[2] : "";
     if (what == "bulk" || has_part(parts, "bulk"))
       fail(pin.loc, "'" + pin.opcode + "' is not supported: bulk asynchronous copies (cp.async.bulk, TMA) are not modelled");
     if (what == "mbarrier")
@@ -822,15 +1243,15 @@ class Lowering {
   // wmma.mma.sync.aligned.{row,col}.{row,col}.shape.dtype.ctype d, a, b, c (f16)
   //   or ...shape.f32.{bf16,tf32}.{bf16,tf32}.f32
   // wmma.store.d.sync.aligned.{row,col}.shape[.space].type [p], frag[, stride]
-  void wmma(const Instruction& pin, Instr& in, const std::vector<std::string>& parts) {
+  void wmma(const Instruction& pin, Instr& in, const OpParts& parts) {
     const auto& ops = pin.operands;
-    static const std::map<std::string, WmmaShape> shapes = {{"m16n16k16", WmmaShape::M16N16K16},
+    static const std::map<std::string_view, WmmaShape> shapes = {{"m16n16k16", WmmaShape::M16N16K16},
                                                             {"m32n8k16", WmmaShape::M32N8K16},
                                                             {"m8n32k16", WmmaShape::M8N32K16},
                                                             {"m16n16k8", WmmaShape::M16N16K8}};
     bool shaped = false;
-    for (const std::string& p : parts)
-      if (auto it = shapes.find(p); it != shapes.end()) {
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (auto it = shapes.find(parts[i]); it != shapes.end()) {
         in.shape = std::uint8_t(it->second);
         shaped = true;
       }
@@ -843,16 +1264,16 @@ class Lowering {
       DType t;
       if (parse_dtype(parts[i], &t)) type = t;
     }
-    auto fragment = [&](const ptx::Operand& o) {
+    auto fragment = [&](const ptx::Operand& o) -> const ptx::Operand& {  // the operand itself, not a copy
       if (o.kind != ptx::Operand::Kind::Vector) fail(o.loc, "a wmma fragment must be a {..} list of registers");
       return o;
     };
     auto stride = [&](std::size_t i) {
       return i < ops.size() ? value(ops[i]) : tileverify::Operand::integer(-1);  // -1: the dense default
     };
-    const std::string op = parts.size() > 1 ? parts[1] : "";
+    const std::string_view op = parts.size() > 1 ? parts[1] : "";
     if (op == "load" || op == "store") {
-      std::string m = parts.size() > 2 ? parts[2] : "";
+      const std::string_view m = parts.size() > 2 ? parts[2] : "";
       if (!((op == "load" && (m == "a" || m == "b" || m == "c")) || (op == "store" && m == "d")))
         fail(pin.loc, "'" + pin.opcode + "': unknown wmma matrix");
       if (!has_part(parts, "row") && !has_part(parts, "col")) fail(pin.loc, "'" + pin.opcode + "' needs .row or .col");
@@ -919,9 +1340,11 @@ class Lowering {
   std::vector<std::string> call_stack_;                   // functions being inlined, outermost first
   std::string call_source_;                               // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
-  std::set<const Kernel*> idioms_done_;
-  std::map<const Instruction*, std::string> idiom_add_;  // shl of the expf idiom -> the fma.rm register
-  std::set<const Instruction*> idiom_ex2_;
+  // The expf idiom, by function body (found once, however often inlined):
+  // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.
+  static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2;
+  std::map<const Kernel*, std::vector<std::int32_t>> idioms_;
+  std::vector<std::string> idiom_regs_;  // the fma.rm register of each rewritten shl
 };
 
 }  // namespace

@@ -1,11 +1,16 @@
 // PTX lexer and parser: text -> ptx::Module, every error with file:line:column.
+//
+// For a small kernel pair, reading the PTX used to take most of an
+// equivalence check, so this file avoids work per token: a token is a view
+// into the source text with its line and column (no string of its own, no
+// SourceLoc, whose file name is a heap string), and a SourceLoc is built only
+// where the Module keeps one or an error reports one.
 #include "tileverify/ptx.hpp"
 
-#include <cctype>
+#include <algorithm>
+#include <array>
 #include <fstream>
-#include <functional>
-#include <sstream>
-#include <tuple>
+#include <string_view>
 
 namespace tileverify::ptx {
 
@@ -18,224 +23,347 @@ const Kernel* Module::find(const std::string& name) const {
 namespace {
 
 struct Token {
-  enum class Kind { Ident, Number, Punct, String, End };
+  enum class Kind : std::uint8_t { Ident, Number, Punct, String, End };
+  const char* begin = nullptr;  // into the source text, which outlives the parse
+  std::uint32_t length = 0;
+  std::uint32_t line = 0, col = 0;
   Kind kind = Kind::End;
-  std::string text;
-  SourceLoc loc;
+  char punct = 0;  // a Punct token's character; 0 for any other token
+  std::string_view text() const { return std::string_view(begin, length); }
 };
 
 struct Failure {
   Error error;
 };
 
-class Lexer {
- public:
-  Lexer(const std::string& text, const std::string& file) : s_(text), file_(file) {}
+std::string str(std::string_view s) { return std::string(s); }
 
-  std::vector<Token> run() {
-    std::vector<Token> out;
-    for (;;) {
-      skip_space();
-      Token t;
-      t.loc = here();
-      if (i_ >= s_.size()) {
-        t.kind = Token::Kind::End;
-        out.push_back(t);
-        return out;
-      }
-      char c = s_[i_];
-      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.') {
-        // Identifiers, opcodes and directives: dotted words (ld.global.f32, %tid.x, .reg).
-        std::size_t b = i_;
-        for (;;) {
-          while (i_ < s_.size() && ident_char(s_[i_])) advance();
-          // "::" joins qualifiers (.shared::cta, .mbarrier::complete_tx::bytes);
-          // a single ':' ends a label.
-          if (i_ + 2 < s_.size() && s_[i_] == ':' && s_[i_ + 1] == ':' && ident_char(s_[i_ + 2])) {
-            advance();
-            advance();
-            continue;
-          }
-          break;
-        }
-        t.kind = Token::Kind::Ident;
-        t.text = s_.substr(b, i_ - b);
-      } else if (std::isdigit(static_cast<unsigned char>(c))) {
-        std::size_t b = i_;
-        while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.')) advance();
-        t.kind = Token::Kind::Number;
-        t.text = s_.substr(b, i_ - b);
-      } else if (c == '"') {
-        std::size_t b = i_;
-        advance();
-        while (i_ < s_.size() && s_[i_] != '"' && s_[i_] != '\n') advance();
-        if (i_ >= s_.size() || s_[i_] != '"') throw Failure{{t.loc, "unterminated string"}};
-        advance();
-        t.kind = Token::Kind::String;
-        t.text = s_.substr(b, i_ - b);
-      } else if (std::string(",;:{}[]()<>+-@!|=").find(c) != std::string::npos) {
-        advance();
-        t.kind = Token::Kind::Punct;
-        t.text = std::string(1, c);
-      } else {
-        throw Failure{{t.loc, std::string("unexpected character '") + c + "'"}};
-      }
-      out.push_back(t);
-    }
-  }
-
- private:
-  static bool ident_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.';
-  }
-  SourceLoc here() const { return SourceLoc{file_, line_, col_}; }
-  void advance() {
-    if (s_[i_] == '\n') {
-      ++line_;
-      col_ = 1;
-    } else {
-      ++col_;
-    }
-    ++i_;
-  }
-  void skip_space() {
-    for (;;) {
-      while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) advance();
-      if (i_ + 1 < s_.size() && s_[i_] == '/' && s_[i_ + 1] == '/') {
-        while (i_ < s_.size() && s_[i_] != '\n') advance();
-      } else if (i_ + 1 < s_.size() && s_[i_] == '/' && s_[i_ + 1] == '*') {
-        SourceLoc start = here();
-        advance();
-        advance();
-        while (i_ + 1 < s_.size() && !(s_[i_] == '*' && s_[i_ + 1] == '/')) advance();
-        if (i_ + 1 >= s_.size()) throw Failure{{start, "unterminated comment"}};
-        advance();
-        advance();
-      } else {
-        return;
-      }
-    }
-  }
-  const std::string& s_;
-  std::string file_;
-  std::size_t i_ = 0;
-  std::uint32_t line_ = 1, col_ = 1;
+// Character classes, as <cctype> gives them in the "C" locale (the lexer used
+// isalpha / isdigit / isspace), without a locale lookup per character.
+enum : std::uint8_t {
+  kIdentStart = 1,  // letters _ $ % .
+  kIdentChar = 2,   // letters digits _ $ % .
+  kDigit = 4,
+  kNumberChar = 8,  // letters digits .
+  kSpace = 16,      // ' ' \t \n \v \f \r
+  kPunct = 32,      // , ; : { } [ ] ( ) < > + - @ ! | =
+  kHex = 64,        // 0-9 a-f A-F
 };
+
+constexpr std::array<std::uint8_t, 256> make_classes() {
+  std::array<std::uint8_t, 256> c{};
+  for (int i = 'a'; i <= 'z'; ++i) c[std::size_t(i)] |= kIdentStart | kIdentChar | kNumberChar;
+  for (int i = 'A'; i <= 'Z'; ++i) c[std::size_t(i)] |= kIdentStart | kIdentChar | kNumberChar;
+  for (int i = '0'; i <= '9'; ++i) c[std::size_t(i)] |= kIdentChar | kDigit | kNumberChar | kHex;
+  for (int i = 'a'; i <= 'f'; ++i) c[std::size_t(i)] |= kHex;
+  for (int i = 'A'; i <= 'F'; ++i) c[std::size_t(i)] |= kHex;
+  for (char x : {'_', '$', '%'}) c[std::size_t(x)] |= kIdentStart | kIdentChar;
+  c[std::size_t('.')] |= kIdentStart | kIdentChar | kNumberChar;
+  for (char x : {' ', '\t', '\n', '\v', '\f', '\r'}) c[std::size_t(x)] |= kSpace;
+  for (char x : {',', ';', ':', '{', '}', '[', ']', '(', ')', '<', '>', '+', '-', '@', '!', '|', '='})
+    c[std::size_t(x)] |= kPunct;
+  return c;
+}
+constexpr std::array<std::uint8_t, 256> kClass = make_classes();
+
+inline bool in_class(char c, std::uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return c - 'A' + 10;
+}
+
+// std::stoull(digits, nullptr, 16) without the string and the exceptions:
+// false where it would throw. The common case (1 to 16 hex digits) is done
+// here; anything else goes to stoull itself, whose corner cases (a second
+// "0x" prefix, trailing junk it stops at) stay exactly as they were.
+bool hex_value(std::string_view digits, std::uint64_t* out) {
+  bool plain = !digits.empty() && digits.size() <= 16;
+  for (std::size_t i = 0; plain && i < digits.size(); ++i) plain = in_class(digits[i], kHex);
+  if (plain) {
+    std::uint64_t v = 0;
+    for (char c : digits) v = (v << 4) | std::uint64_t(hex_digit(c));
+    *out = v;
+    return true;
+  }
+  try {
+    *out = std::stoull(str(digits), nullptr, 16);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// An integer literal: decimal or 0x hex, with an optional U suffix.
+bool parse_int_slow(const std::string& s, std::int64_t* out) {
+  try {
+    std::size_t used = 0;
+    std::string body = s;
+    if (!body.empty() && (body.back() == 'U' || body.back() == 'u')) body.pop_back();
+    unsigned long long v = 0;
+    if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X'))
+      v = std::stoull(body.substr(2), &used, 16), used += 2;
+    else
+      v = std::stoull(body, &used, 10);
+    if (used != body.size()) return false;
+    *out = std::int64_t(v);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The same, fast for the literals nvcc writes (up to 19 decimal or 16 hex
+// digits, which cannot overflow); anything else takes the stoull path above.
+bool parse_int(std::string_view s, std::int64_t* out) {
+  std::string_view body = s;
+  if (!body.empty() && (body.back() == 'U' || body.back() == 'u')) body.remove_suffix(1);
+  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
+    std::string_view d = body.substr(2);
+    bool plain = d.size() <= 16;
+    for (std::size_t i = 0; plain && i < d.size(); ++i) plain = in_class(d[i], kHex);
+    if (plain) {
+      std::uint64_t v = 0;
+      for (char c : d) v = (v << 4) | std::uint64_t(hex_digit(c));
+      *out = std::int64_t(v);
+      return true;
+    }
+  } else if (!body.empty() && body.size() <= 19) {
+    bool plain = true;
+    for (std::size_t i = 0; plain && i < body.size(); ++i) plain = in_class(body[i], kDigit);
+    if (plain) {
+      std::uint64_t v = 0;
+      for (char c : body) v = v * 10 + std::uint64_t(c - '0');
+      *out = std::int64_t(v);
+      return true;
+    }
+  }
+  return parse_int_slow(str(s), out);
+}
+
+// The lexer's output: the tokens, ending with an End token, and for each
+// outermost '{' the number of ';' and ':' tokens up to its '}', which bounds
+// the statements of a function body (a capacity hint for the parser).
+struct Lexed {
+  std::vector<Token> tokens;
+  std::vector<std::pair<std::size_t, std::size_t>> brace_counts;  // (index of an outermost '{', count), in order
+};
+
+// The scanning loops rely on the '\0' that std::string keeps after the text:
+// it is in no character class, so it stops them at the end without a bounds
+// check (and a '\0' inside the text stops them the same way, as it always
+// has). Positions live in locals, not members, so that the compiler keeps
+// them in registers across the token stores.
+void lex(const std::string& text, const std::string& file, Lexed& out) {
+  const char* const s = text.c_str();
+  const std::size_t n = text.size();
+  std::vector<Token>& tokens = out.tokens;
+  tokens.reserve(n / 2 + 16);  // nvcc's PTX: about one token per 2 to 3 bytes
+  std::size_t i = 0;
+  std::uint32_t line = 1;
+  std::size_t line_start = 0;  // the column of s[i] is i - line_start + 1
+  int depth = 0;               // of { } nesting, for brace_counts
+  std::size_t count = 0;       // ';' and ':' since the outermost '{'
+  auto column = [&](std::size_t at) { return std::uint32_t(at - line_start + 1); };
+  for (;;) {
+    // Spaces and comments.
+    for (;;) {
+      while (in_class(s[i], kSpace)) {
+        if (s[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+        ++i;
+      }
+      if (s[i] == '/' && s[i + 1] == '/') {
+        while (i < n && s[i] != '\n') ++i;
+      } else if (s[i] == '/' && s[i + 1] == '*') {
+        const std::uint32_t start_line = line, start_col = column(i);
+        i += 2;
+        while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/')) {
+          if (s[i] == '\n') {
+            ++line;
+            line_start = i + 1;
+          }
+          ++i;
+        }
+        if (i + 1 >= n) throw Failure{{SourceLoc{file, start_line, start_col}, "unterminated comment"}};
+        i += 2;
+      } else {
+        break;
+      }
+    }
+    Token& t = tokens.emplace_back();
+    t.line = line;
+    t.col = column(i);
+    if (i >= n) {
+      t.kind = Token::Kind::End;
+      if (depth > 0) out.brace_counts.back().second = count;  // an unclosed body: up to the end
+      return;
+    }
+    const char c = s[i];
+    const std::size_t b = i;
+    if (in_class(c, kIdentStart)) {
+      // Identifiers, opcodes and directives: dotted words (ld.global.f32, %tid.x, .reg).
+      for (;;) {
+        while (in_class(s[i], kIdentChar)) ++i;
+        // "::" joins qualifiers (.shared::cta, .mbarrier::complete_tx::bytes);
+        // a single ':' ends a label.
+        if (s[i] == ':' && s[i + 1] == ':' && in_class(s[i + 2], kIdentChar)) {
+          i += 2;
+          continue;
+        }
+        break;
+      }
+      t.kind = Token::Kind::Ident;
+    } else if (in_class(c, kDigit)) {
+      while (in_class(s[i], kNumberChar)) ++i;
+      t.kind = Token::Kind::Number;
+    } else if (c == '"') {
+      ++i;
+      while (i < n && s[i] != '"' && s[i] != '\n') ++i;
+      if (i >= n || s[i] != '"') throw Failure{{SourceLoc{file, t.line, t.col}, "unterminated string"}};
+      ++i;
+      t.kind = Token::Kind::String;
+    } else if (in_class(c, kPunct)) {
+      ++i;
+      t.kind = Token::Kind::Punct;
+      t.punct = c;
+      if (c == ';' || c == ':') {
+        ++count;
+      } else if (c == '{') {
+        if (depth++ == 0) {
+          out.brace_counts.emplace_back(tokens.size() - 1, 0);
+          count = 0;
+        }
+      } else if (c == '}' && depth > 0 && --depth == 0) {
+        out.brace_counts.back().second = count;
+      }
+    } else {
+      throw Failure{{SourceLoc{file, t.line, t.col}, std::string("unexpected character '") + c + "'"}};
+    }
+    t.begin = s + b;
+    t.length = std::uint32_t(i - b);
+  }
+}
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, const std::string& file) : t_(std::move(toks)) { m_.file = file; }
+  Parser(Lexed&& lexed, const std::string& file)
+      : t_(std::move(lexed.tokens)), brace_counts_(std::move(lexed.brace_counts)), file_(file) {
+    m_.file = file;
+  }
 
   Module run() {
     while (!at_end()) top_level();
     resolve_sources();
-    return m_;
+    return std::move(m_);
   }
 
  private:
-  const Token& peek(std::size_t k = 0) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
+  SourceLoc loc(const Token& t) const { return SourceLoc{file_, t.line, t.col}; }
+  // The same into an existing (empty) SourceLoc: no temporary to move from.
+  void set_loc(SourceLoc& l, const Token& t) const {
+    l.file = file_;
+    l.line = t.line;
+    l.column = t.col;
+  }
+  // Tokens are never added or removed after lexing, so references into t_ stay
+  // valid. p_ never passes the End token, the last one.
+  const Token& peek() const { return t_[p_]; }
+  const Token& peek(std::size_t k) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
   bool at_end() const { return peek().kind == Token::Kind::End; }
-  Token next() {
-    Token t = peek();
+  const Token& next() {
+    const Token& t = peek();
     if (!at_end()) ++p_;
     return t;
   }
-  bool is(const char* punct) const { return peek().kind == Token::Kind::Punct && peek().text == punct; }
-  bool accept(const char* punct) {
+  // Every punctuation token is one character.
+  bool is(char punct) const { return peek().punct == punct; }
+  bool accept(char punct) {
     if (!is(punct)) return false;
     ++p_;
     return true;
   }
   [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg}}; }
-  void expect(const char* punct, const char* what) {
-    if (at_end()) fail(peek().loc, std::string("unexpected end of file: expected '") + punct + "' " + what);
-    if (!accept(punct)) fail(peek().loc, std::string("expected '") + punct + "' " + what + ", found '" + peek().text + "'");
+  [[noreturn]] void fail(const Token& t, const std::string& msg) { throw Failure{{loc(t), msg}}; }
+  // The error of expect() when punct is not next.
+  [[noreturn]] void expect_failed(char punct, const char* what) {
+    if (at_end()) fail(peek(), std::string("unexpected end of file: expected '") + punct + "' " + what);
+    fail(peek(), std::string("expected '") + punct + "' " + what + ", found '" + str(peek().text()) + "'");
   }
-  std::string ident(const char* what) {
+  void expect(char punct, const char* what) {
+    if (!accept(punct)) expect_failed(punct, what);
+  }
+  std::string_view ident(const char* what) {
     if (peek().kind != Token::Kind::Ident)
-      fail(peek().loc, std::string("expected ") + what + (at_end() ? ", found the end of the file" : ", found '" + peek().text + "'"));
-    return next().text;
+      fail(peek(), std::string("expected ") + what + (at_end() ? ", found the end of the file" : ", found '" + str(peek().text()) + "'"));
+    return next().text();
   }
   std::int64_t integer(const char* what) {
-    bool neg = accept("-");
-    if (peek().kind != Token::Kind::Number) fail(peek().loc, std::string("expected ") + what);
-    Token t = next();
+    bool neg = accept('-');
+    if (peek().kind != Token::Kind::Number) fail(peek(), std::string("expected ") + what);
+    const Token& t = next();
     std::int64_t v = 0;
-    if (!parse_int(t.text, &v)) fail(t.loc, "malformed integer '" + t.text + "'");
+    if (!parse_int(t.text(), &v)) fail(t, "malformed integer '" + str(t.text()) + "'");
     return neg ? -v : v;
-  }
-  static bool parse_int(const std::string& s, std::int64_t* out) {
-    try {
-      std::size_t used = 0;
-      std::string body = s;
-      if (!body.empty() && (body.back() == 'U' || body.back() == 'u')) body.pop_back();
-      unsigned long long v = 0;
-      if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X'))
-        v = std::stoull(body.substr(2), &used, 16), used += 2;
-      else
-        v = std::stoull(body, &used, 10);
-      if (used != body.size()) return false;
-      *out = std::int64_t(v);
-      return true;
-    } catch (...) {
-      return false;
-    }
   }
 
   // ---- module level
   void top_level() {
     const Token& t = peek();
-    if (t.kind != Token::Kind::Ident) fail(t.loc, "expected a directive, found '" + t.text + "'");
-    std::string d = t.text;
+    if (t.kind != Token::Kind::Ident) fail(t, "expected a directive, found '" + str(t.text()) + "'");
+    const std::string_view d = t.text();
     if (d == ".version") {
       next();
-      m_.version = next().text;
+      m_.version = str(next().text());
     } else if (d == ".target") {
       next();
-      m_.target = ident("a target");
-      while (accept(",")) ident("a target");
+      m_.target = str(ident("a target"));
+      while (accept(',')) ident("a target");
     } else if (d == ".address_size") {
       next();
       m_.address_size = int(integer("an address size"));
     } else if (d == ".visible" || d == ".weak" || d == ".extern") {
       next();  // linkage: applies to what follows
-      if (peek().text == ".shared" || peek().text == ".global" || peek().text == ".const") {
+      if (peek().text() == ".shared" || peek().text() == ".global" || peek().text() == ".const") {
         m_.globals.push_back(var_decl());
-        if (accept("=")) initializer(m_.globals.back());
-        expect(";", "after a variable declaration");
+        if (accept('=')) initializer(m_.globals.back());
+        expect(';', "after a variable declaration");
       }
     } else if (d == ".entry" || d == ".func") {
       function();
     } else if (d == ".global" || d == ".shared" || d == ".const") {
       m_.globals.push_back(var_decl());
-      if (accept("=")) initializer(m_.globals.back());
-      expect(";", "after a variable declaration");
+      if (accept('=')) initializer(m_.globals.back());
+      expect(';', "after a variable declaration");
     } else if (d == ".file") {
       file_directive();
     } else if (d == ".section") {
       section();
     } else if (d == ".loc") {
-      skip_line(next().loc.line);
+      skip_line(next().line);
     } else if (d == ".pragma") {
       skip_statement();
     } else {
-      fail(t.loc, "unknown directive '" + d + "'");
+      fail(t, "unknown directive '" + str(d) + "'");
     }
   }
 
   void skip_initializer() {
     int depth = 0;
     while (!at_end()) {
-      if (is("{")) ++depth;
-      if (is("}")) --depth;
-      if (depth == 0 && is(";")) return;
+      if (is('{')) ++depth;
+      if (is('}')) --depth;
+      if (depth == 0 && is(';')) return;
       next();
     }
   }
 
-  static std::size_t type_bytes(const std::string& type) {
+  static std::size_t type_bytes(std::string_view type) {
     if (type.size() < 3) return 0;
-    std::string bits = type.substr(type[1] == 'b' && type[2] == 'f' ? 3 : 2);  // .bf16 / .f32 / .u8 ...
+    std::string_view bits = type.substr(type[1] == 'b' && type[2] == 'f' ? 3 : 2);  // .bf16 / .f32 / .u8 ...
     if (bits == "8") return 1;
     if (bits == "16") return 2;
     if (bits == "32") return 4;
@@ -243,110 +371,124 @@ class Parser {
     return 0;
   }
 
+  // What initializer() has read so far.
+  struct InitState {
+    std::size_t width = 0;
+    std::vector<std::uint8_t> bytes;
+    bool ok = false;
+  };
+
+  // One element of an initializer, or a {..} list of them (recursively).
+  void init_element(InitState& s) {
+    if (!s.ok) return;
+    if (accept('{')) {
+      if (!is('}')) {
+        init_element(s);
+        while (s.ok && accept(',')) init_element(s);
+      }
+      if (s.ok && !accept('}')) s.ok = false;
+      return;
+    }
+    bool neg = accept('-');
+    if (peek().kind != Token::Kind::Number) {
+      s.ok = false;
+      return;
+    }
+    const std::string_view x = next().text();
+    std::uint64_t value = 0;
+    std::size_t w = s.width;
+    if (x.size() == 10 && x[0] == '0' && (x[1] == 'f' || x[1] == 'F')) {
+      if (!hex_value(x.substr(2), &value)) {
+        s.ok = false;
+        return;
+      }
+      value ^= neg ? 0x80000000ull : 0;
+      w = 4;
+    } else if (x.size() == 18 && x[0] == '0' && (x[1] == 'd' || x[1] == 'D')) {
+      if (!hex_value(x.substr(2), &value)) {
+        s.ok = false;
+        return;
+      }
+      value ^= neg ? 0x8000000000000000ull : 0;
+      w = 8;
+    } else {
+      std::int64_t iv = 0;
+      if (!parse_int(x, &iv)) {
+        s.ok = false;
+        return;
+      }
+      value = std::uint64_t(neg ? -iv : iv);
+    }
+    if (w != s.width) {  // a float constant in an array of another width
+      s.ok = false;
+      return;
+    }
+    for (std::size_t b = 0; b < s.width; ++b) s.bytes.push_back(std::uint8_t(value >> (8 * b)));
+  }
+
   // "= 0f3F800000" or "= {1, 2, {3, 4}}": the bytes of every element, in order.
   // Anything else (an address, generic(x), a decimal float) is kept as an
   // error for the lowering to report if a kernel reads the variable.
   void initializer(VarDecl& v) {
     std::size_t start = p_;
-    std::size_t width = type_bytes(v.type);
-    std::vector<std::uint8_t> bytes;
-    bool ok = width != 0;
-    std::function<void()> element = [&]() {
-      if (!ok) return;
-      if (accept("{")) {
-        if (!is("}")) {
-          element();
-          while (ok && accept(",")) element();
-        }
-        if (ok && !accept("}")) ok = false;
-        return;
-      }
-      bool neg = accept("-");
-      if (peek().kind != Token::Kind::Number) {
-        ok = false;
-        return;
-      }
-      std::string x = next().text;
-      std::uint64_t value = 0;
-      std::size_t w = width;
-      try {
-        if (x.size() == 10 && x[0] == '0' && (x[1] == 'f' || x[1] == 'F')) {
-          value = std::stoull(x.substr(2), nullptr, 16) ^ (neg ? 0x80000000ull : 0);
-          w = 4;
-        } else if (x.size() == 18 && x[0] == '0' && (x[1] == 'd' || x[1] == 'D')) {
-          value = std::stoull(x.substr(2), nullptr, 16) ^ (neg ? 0x8000000000000000ull : 0);
-          w = 8;
-        } else {
-          std::int64_t iv = 0;
-          if (!parse_int(x, &iv)) {
-            ok = false;
-            return;
-          }
-          value = std::uint64_t(neg ? -iv : iv);
-        }
-      } catch (...) {
-        ok = false;
-        return;
-      }
-      if (w != width) {  // a float constant in an array of another width
-        ok = false;
-        return;
-      }
-      for (std::size_t b = 0; b < width; ++b) bytes.push_back(std::uint8_t(value >> (8 * b)));
-    };
-    element();
-    if (ok && !is(";")) ok = false;
-    if (!ok) {
+    InitState s;
+    s.width = type_bytes(v.type);
+    s.ok = s.width != 0;
+    init_element(s);
+    if (s.ok && !is(';')) s.ok = false;
+    if (!s.ok) {
       p_ = start;
       skip_initializer();
       v.init_error = "the initializer of '" + v.name + "' is not a list of numbers (addresses and expressions are not supported)";
       return;
     }
+    const std::size_t width = s.width;
     if (v.unsized) {
       v.unsized = false;
-      v.elements = bytes.size() / width;
+      v.elements = s.bytes.size() / width;
     }
-    if (bytes.size() > v.elements * width) fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
-    bytes.resize(v.elements * width, 0);  // the rest of the array is zero
+    if (s.bytes.size() > v.elements * width) fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
+    s.bytes.resize(v.elements * width, 0);  // the rest of the array is zero
     v.has_init = true;
-    v.init = std::move(bytes);
+    v.init = std::move(s.bytes);
   }
 
   void skip_statement() {
-    while (!at_end() && !is(";")) next();
-    expect(";", "to end the directive");
+    while (!at_end() && !is(';')) next();
+    expect(';', "to end the directive");
   }
 
   // ---- debug information (nvcc -lineinfo / -G). These directives end at the
   // end of their line, not at a ';'.
   void skip_line(std::uint32_t line) {
-    while (!at_end() && peek().loc.line == line) next();
+    while (!at_end() && peek().line == line) next();
   }
 
   // .file N "path"[, timestamp, size]
   void file_directive() {
-    const SourceLoc loc = next().loc;
-    if (peek().kind != Token::Kind::Number || peek().loc.line != loc.line)
-      fail(loc, "'.file' needs a file number and a quoted file name (.file 1 \"k.cu\")");
+    const Token& dir = next();
+    const std::uint32_t line = dir.line;
+    if (peek().kind != Token::Kind::Number || peek().line != line)
+      fail(dir, "'.file' needs a file number and a quoted file name (.file 1 \"k.cu\")");
     const int n = int(integer("a file number"));
-    if (peek().kind != Token::Kind::String || peek().loc.line != loc.line)
-      fail(peek().loc.line == loc.line ? peek().loc : loc, "expected a quoted file name after '.file " + std::to_string(n) + "'");
-    const std::string quoted = next().text;
-    m_.files[n] = quoted.substr(1, quoted.size() - 2);
-    skip_line(loc.line);
+    if (peek().kind != Token::Kind::String || peek().line != line)
+      fail(peek().line == line ? peek() : dir, "expected a quoted file name after '.file " + std::to_string(n) + "'");
+    const std::string_view quoted = next().text();
+    m_.files[n] = str(quoted.substr(1, quoted.size() - 2));
+    skip_line(line);
   }
 
   // .section .debug_xxx { ... }: DWARF data, not needed here.
   void section() {
     next();
-    const std::string name = ident("a section name");
-    const SourceLoc open = peek().loc;
-    expect("{", ("to open the section '" + name + "'").c_str());
+    const std::string_view name = ident("a section name");
+    const Token& open = peek();
+    if (!accept('{')) expect_failed('{', ("to open the section '" + str(name) + "'").c_str());
     for (int depth = 1; depth > 0;) {
-      if (at_end()) fail(open, "unbalanced braces: the section '" + name + "' opened here is never closed");
-      if (accept("{"))
+      if (at_end()) fail(open, "unbalanced braces: the section '" + str(name) + "' opened here is never closed");
+      if (accept('{'))
         ++depth;
-      else if (accept("}"))
+      else if (accept('}'))
         --depth;
       else
         next();
@@ -356,37 +498,46 @@ class Parser {
   // .loc FILE LINE COLUMN[, function_name LABEL[, inlined_at FILE LINE COLUMN]]:
   // the CUDA source position of the instructions that follow.
   void debug_loc() {
-    const SourceLoc loc = next().loc;
+    const Token& dir = next();
+    const std::uint32_t line = dir.line;
     auto number = [&](const char* what) {
-      if (peek().kind != Token::Kind::Number || peek().loc.line != loc.line)
-        fail(peek().loc.line == loc.line ? peek().loc : loc,
-             std::string("'.loc' needs ") + what + " (.loc FILE LINE COLUMN)");
+      if (peek().kind != Token::Kind::Number || peek().line != line)
+        fail(peek().line == line ? peek() : dir, std::string("'.loc' needs ") + what + " (.loc FILE LINE COLUMN)");
       return integer(what);
     };
     debug_file_ = int(number("a file number"));
     debug_line_ = std::uint32_t(number("a line number"));
-    debug_column_ = peek().kind == Token::Kind::Number && peek().loc.line == loc.line ? std::uint32_t(integer("a column")) : 0;
-    skip_line(loc.line);
+    debug_column_ = peek().kind == Token::Kind::Number && peek().line == line ? std::uint32_t(integer("a column")) : 0;
+    skip_line(line);
+  }
+
+  static void mark(ptx::Operand& o, const std::string& src) {
+    o.loc.source = src;
+    for (ptx::Operand& e : o.elements) mark(e, src);
   }
 
   // The CUDA position of every instruction under a .loc, now that the .file
   // directives (nvcc puts them at the end) are known: "k.cu:31".
   void resolve_sources() {
-    std::function<void(ptx::Operand&, const std::string&)> mark = [&](ptx::Operand& o, const std::string& src) {
-      o.loc.source = src;
-      for (ptx::Operand& e : o.elements) mark(e, src);
-    };
+    // Runs of instructions share a .loc: the text is built once a run.
+    int last_file = -1;
+    std::uint32_t last_line = 0;
+    std::string src;
     for (Kernel& k : m_.kernels)
       for (Statement& st : k.body) {
         Instruction& in = st.instr;
         if (st.kind != Statement::Kind::Instruction || in.debug_file < 0 || in.debug_line == 0) continue;
-        std::string file = "file " + std::to_string(in.debug_file);
-        if (auto it = m_.files.find(in.debug_file); it != m_.files.end()) {
-          file = it->second;
-          std::size_t slash = file.find_last_of("/\\");
-          if (slash != std::string::npos && slash + 1 < file.size()) file = file.substr(slash + 1);
+        if (in.debug_file != last_file || in.debug_line != last_line) {
+          std::string file = "file " + std::to_string(in.debug_file);
+          if (auto it = m_.files.find(in.debug_file); it != m_.files.end()) {
+            file = it->second;
+            std::size_t slash = file.find_last_of("/\\");
+            if (slash != std::string::npos && slash + 1 < file.size()) file = file.substr(slash + 1);
+          }
+          src = file + ":" + std::to_string(in.debug_line);
+          last_file = in.debug_file;
+          last_line = in.debug_line;
         }
-        const std::string src = file + ":" + std::to_string(in.debug_line);
         st.loc.source = src;
         in.loc.source = src;
         for (ptx::Operand& o : in.operands) mark(o, src);
@@ -395,34 +546,34 @@ class Parser {
 
   VarDecl var_decl() {
     VarDecl v;
-    v.loc = peek().loc;
-    v.space = ident("a state space");
+    set_loc(v.loc, peek());
+    v.space = str(ident("a state space"));
     for (;;) {
-      std::string w = peek().text;
+      const std::string_view w = peek().text();
       if (w == ".align") {
         next();
         integer("an alignment");
       } else if (peek().kind == Token::Kind::Ident && w.size() > 1 && w[0] == '.' && w != ".v2" && w != ".v4") {
-        v.type = next().text;
-        if (peek().kind == Token::Kind::Ident && peek().text[0] != '.') break;
+        v.type = str(next().text());
+        if (peek().kind == Token::Kind::Ident && peek().text()[0] != '.') break;
       } else if (w == ".v2" || w == ".v4") {
         next();
       } else {
         break;
       }
     }
-    v.name = ident("a variable name");
-    if (accept("[")) {
-      if (accept("]")) {
+    v.name = str(ident("a variable name"));
+    if (accept('[')) {
+      if (accept(']')) {
         v.unsized = true;
         v.elements = 0;
       } else {
         v.elements = std::uint64_t(integer("an array size"));
-        expect("]", "after an array size");
+        expect(']', "after an array size");
       }
-      while (!v.unsized && accept("[")) {  // x[2][3]: six elements
+      while (!v.unsized && accept('[')) {  // x[2][3]: six elements
         v.elements *= std::uint64_t(integer("an array size"));
-        expect("]", "after an array size");
+        expect(']', "after an array size");
       }
     }
     return v;
@@ -430,24 +581,25 @@ class Parser {
 
   Param param() {
     Param p;
-    p.loc = peek().loc;
-    std::string sp = ident("'.param'");
-    if (sp != ".param" && sp != ".reg") fail(p.loc, "expected '.param', found '" + sp + "'");
-    while (peek().kind == Token::Kind::Ident && peek().text[0] == '.') {
-      std::string w = next().text;
+    const Token& first = peek();
+    set_loc(p.loc, first);
+    const std::string_view sp = ident("'.param'");
+    if (sp != ".param" && sp != ".reg") fail(first, "expected '.param', found '" + str(sp) + "'");
+    while (peek().kind == Token::Kind::Ident && peek().text()[0] == '.') {
+      const std::string_view w = next().text();
       if (w == ".ptr") {
         p.pointer_hint = true;
       } else if (w == ".align") {
         integer("an alignment");
       } else if (w == ".global" || w == ".shared" || w == ".const" || w == ".local") {
       } else {
-        p.type = w;
+        p.type = str(w);
       }
     }
-    p.name = ident("a parameter name");
-    if (accept("[")) {  // .param .align 8 .b8 p[16]: a by-value struct
+    p.name = str(ident("a parameter name"));
+    if (accept('[')) {  // .param .align 8 .b8 p[16]: a by-value struct
       integer("an array size");
-      expect("]", "after an array size");
+      expect(']', "after an array size");
       p.type = ".struct";
     }
     if (p.type == ".u64" || p.type == ".b64" || p.type == ".s64") p.pointer_hint = true;
@@ -457,172 +609,229 @@ class Parser {
   void function() {
     debug_file_ = -1;  // a .loc holds until the next one, within one function
     Kernel k;
-    k.loc = peek().loc;
-    k.is_entry = next().text == ".entry";
-    if (!k.is_entry && is("(")) {  // return parameters
+    set_loc(k.loc, peek());
+    k.is_entry = next().text() == ".entry";
+    if (!k.is_entry && is('(')) {  // return parameters
       next();
-      if (!is(")")) {
+      if (!is(')')) {
         k.returns.push_back(param());
-        while (accept(",")) k.returns.push_back(param());
+        while (accept(',')) k.returns.push_back(param());
       }
-      expect(")", "after the return parameters");
+      expect(')', "after the return parameters");
     }
-    k.name = ident("a function name");
-    if (accept("(")) {
-      if (!is(")")) {
+    k.name = str(ident("a function name"));
+    if (accept('(')) {
+      if (!is(')')) {
         k.params.push_back(param());
-        while (accept(",")) k.params.push_back(param());
+        while (accept(',')) k.params.push_back(param());
       }
-      expect(")", "after the parameter list");
+      expect(')', "after the parameter list");
     }
     // Performance directives (.maxntid 128, 1, 1 / .reqntid / .minnctapersm / .noreturn ...).
-    while (peek().kind == Token::Kind::Ident && peek().text[0] == '.') {
+    while (peek().kind == Token::Kind::Ident && peek().text()[0] == '.') {
       next();
       while (peek().kind == Token::Kind::Number) {
         next();
-        accept(",");
+        accept(',');
       }
     }
-    if (accept(";")) {  // a declaration only
+    if (accept(';')) {  // a declaration only
       return;
     }
-    SourceLoc open = peek().loc;
-    expect("{", "to open the function body");
+    const Token& open = peek();
+    expect('{', "to open the function body");
     body(k, open);
     m_.kernels.push_back(std::move(k));
   }
 
-  void body(Kernel& k, const SourceLoc& open) {
+  // Capacity hints, so that the Module's vectors are allocated once rather
+  // than grown (a Statement is about 300 bytes, an Operand about 180). They
+  // only read the tokens ahead; the parse proper still decides everything.
+
+  // Statements in the body from here to its closing brace: at most one per
+  // ';' or ':' (a label). The lexer counted them for outermost braces; the
+  // scan is for any other.
+  std::size_t count_statements() const {
+    const std::size_t open = p_ - 1;  // the '{' just accepted
+    auto it = std::lower_bound(brace_counts_.begin(), brace_counts_.end(), std::make_pair(open, std::size_t(0)));
+    if (it != brace_counts_.end() && it->first == open) return it->second;
+    std::size_t n = 0;
+    int depth = 1;
+    for (std::size_t i = p_; i < t_.size() && depth > 0; ++i) {
+      const Token& t = t_[i];
+      const char c = t.punct;
+      if (c == ';' || c == ':') ++n;
+      else if (c == '{') ++depth;
+      else if (c == '}') --depth;
+    }
+    return n;
+  }
+
+  // Items of the list that starts here: commas outside brackets before the
+  // list ends (`close`, ';' or an unmatched closing bracket), plus one;
+  // looking at most 256 tokens ahead.
+  std::size_t count_items(char close) const {
+    std::size_t n = 1;
+    int depth = 0;
+    for (std::size_t i = p_, end = std::min(t_.size(), p_ + 256); i < end; ++i) {
+      const Token& t = t_[i];
+      const char c = t.punct;
+      if (c == 0) continue;
+      if (depth == 0 && (c == close || c == ';')) break;
+      if (c == '{' || c == '[' || c == '(') {
+        ++depth;
+      } else if (c == '}' || c == ']' || c == ')') {
+        if (depth == 0) break;
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  void body(Kernel& k, const Token& open) {
+    k.body.reserve(count_statements());
     int depth = 1;
     while (depth > 0) {
       if (at_end()) fail(open, "unbalanced braces: the body of '" + k.name + "' opened here is never closed");
-      if (accept("{")) {
+      if (accept('{')) {
         ++depth;
         continue;
       }
-      if (accept("}")) {
+      if (accept('}')) {
         --depth;
         continue;
       }
       const Token& t = peek();
-      if (t.kind == Token::Kind::Ident && t.text == ".reg") {
+      const bool ident = t.kind == Token::Kind::Ident;
+      const std::string_view w = t.text();
+      // Directives all start with '.'; most statements are instructions.
+      if (ident && w[0] == '.' && w == ".reg") {
         reg_decl(k);
-      } else if (t.kind == Token::Kind::Ident && (t.text == ".shared" || t.text == ".local" || t.text == ".global" || t.text == ".const")) {
+      } else if (ident && w[0] == '.' && (w == ".shared" || w == ".local" || w == ".global" || w == ".const")) {
         k.vars.push_back(var_decl());
-        expect(";", "after a variable declaration");
-      } else if (t.kind == Token::Kind::Ident && t.text == ".param") {
+        expect(';', "after a variable declaration");
+      } else if (ident && w[0] == '.' && w == ".param") {
         k.vars.push_back(var_decl());  // the argument and return slots of a call sequence
-        expect(";", "after a .param declaration");
-      } else if (t.kind == Token::Kind::Ident && t.text == ".loc") {
+        expect(';', "after a .param declaration");
+      } else if (ident && w[0] == '.' && w == ".loc") {
         debug_loc();
-      } else if (t.kind == Token::Kind::Ident && (t.text == ".pragma" || t.text == ".callprototype")) {
+      } else if (ident && w[0] == '.' && (w == ".pragma" || w == ".callprototype")) {
         skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
-      } else if (t.kind == Token::Kind::Ident && peek(1).kind == Token::Kind::Punct && peek(1).text == ":" ) {
-        Statement s;
+      } else if (ident && peek(1).punct == ':') {
+        Statement& s = k.body.emplace_back();
         s.kind = Statement::Kind::Label;
-        s.loc = t.loc;
-        s.label = next().text;
+        set_loc(s.loc, t);
+        s.label = str(next().text());
         next();
-        k.body.push_back(s);
       } else {
-        k.body.push_back(instruction());
+        // Built in place: on an error the whole Module is dropped anyway.
+        instruction(k.body.emplace_back());
       }
     }
   }
 
   void reg_decl(Kernel& k) {
-    SourceLoc loc = next().loc;
-    std::string type;
-    while (peek().kind == Token::Kind::Ident && peek().text[0] == '.') type = next().text;
-    if (type.empty()) fail(loc, "a .reg declaration needs a type");
+    const Token& dir = next();
+    std::string_view type;
+    while (peek().kind == Token::Kind::Ident && peek().text()[0] == '.') type = next().text();
+    if (type.empty()) fail(dir, "a .reg declaration needs a type");
     do {
       RegDecl r;
-      r.loc = peek().loc;
-      r.type = type;
-      r.name = ident("a register name");
-      if (accept("<")) {
+      set_loc(r.loc, peek());
+      r.type = str(type);
+      r.name = str(ident("a register name"));
+      if (accept('<')) {
         r.count = int(integer("a register count"));
-        expect(">", "after a register count");
+        expect('>', "after a register count");
       }
-      k.regs.push_back(r);
-    } while (accept(","));
-    expect(";", "after a register declaration");
+      k.regs.push_back(std::move(r));
+    } while (accept(','));
+    expect(';', "after a register declaration");
   }
 
-  Statement instruction() {
-    Statement s;
-    s.loc = peek().loc;
+  void instruction(Statement& s) {
+    set_loc(s.loc, peek());
     Instruction& in = s.instr;
-    in.loc = peek().loc;
-    if (accept("@")) {
-      in.guard_negated = accept("!");
-      in.guard = ident("a guard predicate");
+    const bool guarded = accept('@');
+    if (guarded) {
+      in.guard_negated = accept('!');
+      in.guard = str(ident("a guard predicate"));
     }
     if (peek().kind != Token::Kind::Ident)
-      fail(peek().loc, at_end() ? std::string("unexpected end of file: expected an instruction")
-                                : "expected an instruction, found '" + peek().text + "'");
-    in.loc = peek().loc;
+      fail(peek(), at_end() ? std::string("unexpected end of file: expected an instruction")
+                            : "expected an instruction, found '" + str(peek().text()) + "'");
+    const Token& op = next();
+    if (guarded) set_loc(in.loc, op);
+    else in.loc = s.loc;  // without a guard, the statement starts at the opcode
     in.debug_file = debug_file_;
     in.debug_line = debug_line_;
     in.debug_column = debug_column_;
-    in.opcode = next().text;
-    if (!is(";")) {
-      in.operands.push_back(operand());
-      while (accept(",")) in.operands.push_back(operand());
+    in.opcode = str(op.text());
+    if (!is(';')) {
+      in.operands.reserve(count_items(';'));
+      operand(in.operands.emplace_back());
+      while (accept(',')) operand(in.operands.emplace_back());
     }
     if (at_end()) fail(in.loc, "unexpected end of file: '" + in.opcode + "' is not terminated by ';'");
-    expect(";", ("after '" + in.opcode + "'").c_str());
-    return s;
+    if (!accept(';')) expect_failed(';', ("after '" + in.opcode + "'").c_str());
   }
 
-  Operand operand() {
-    Operand o;
-    o.loc = peek().loc;
-    if (accept("[")) {
+  // The elements of a {..} vector or a (..) argument list, up to `close`.
+  void elements(Operand& o, char close, const char* what) {
+    o.kind = Operand::Kind::Vector;
+    if (!is(close)) {
+      o.elements.reserve(count_items(close));
+      operand(o.elements.emplace_back());
+      while (accept(',')) operand(o.elements.emplace_back());
+    }
+    expect(close, what);
+  }
+
+  // Fills o, a fresh Operand already in its vector (no copy or move of it).
+  void operand(Operand& o) {
+    set_loc(o.loc, peek());
+    if (accept('[')) {
       o.kind = Operand::Kind::Address;
-      if (peek().kind == Token::Kind::Ident) o.name = next().text;
+      if (peek().kind == Token::Kind::Ident) o.name = str(next().text());
       else o.value = integer("an address");
-      if (accept("+")) o.value += integer("an address offset");
-      else if (is("-")) o.value += integer("an address offset");
-      while (accept(",")) o.elements.push_back(operand());  // [tensormap, {x, y}]: TMA coordinates
-      expect("]", "to close the address");
-      return o;
+      if (accept('+')) o.value += integer("an address offset");
+      else if (is('-')) o.value += integer("an address offset");
+      while (accept(',')) operand(o.elements.emplace_back());  // [tensormap, {x, y}]: TMA coordinates
+      expect(']', "to close the address");
+      return;
     }
     // {a, b, ...} vector operands and (a, b, ...) call argument lists.
-    for (auto [open, close, what] : {std::tuple{"{", "}", "to close the vector operand"},
-                                     std::tuple{"(", ")", "to close the argument list"}}) {
-      if (!accept(open)) continue;
-      o.kind = Operand::Kind::Vector;
-      if (!is(close)) {
-        o.elements.push_back(operand());
-        while (accept(",")) o.elements.push_back(operand());
-      }
-      expect(close, what);
-      return o;
+    if (accept('{')) {
+      elements(o, '}', "to close the vector operand");
+      return;
     }
-    if (accept("!")) {  // !%p as an operand (e.g. selp, vote): negated predicate
+    if (accept('(')) {
+      elements(o, ')', "to close the argument list");
+      return;
+    }
+    if (accept('!')) {  // !%p as an operand (e.g. selp, vote): negated predicate
       o.kind = Operand::Kind::Name;
-      o.name = "!" + ident("a predicate");
-      return o;
+      o.name = "!";
+      o.name += ident("a predicate");
+      return;
     }
     if (peek().kind == Token::Kind::Ident) {
-      o.name = next().text;
-      o.kind = o.name == "_" ? Operand::Kind::Sink : Operand::Kind::Name;
-      if (accept("|")) o.pred_out = ident("a predicate after '|'");
-      return o;
+      o.name = str(next().text());
+      o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
+      if (accept('|')) o.pred_out = str(ident("a predicate after '|'"));
+      return;
     }
-    bool neg = accept("-");
+    bool neg = accept('-');
     if (peek().kind != Token::Kind::Number)
-      fail(peek().loc, at_end() ? std::string("unexpected end of file in an operand") : "expected an operand, found '" + peek().text + "'");
-    Token t = next();
-    const std::string& x = t.text;
+      fail(peek(), at_end() ? std::string("unexpected end of file in an operand") : "expected an operand, found '" + str(peek().text()) + "'");
+    const Token& t = next();
+    const std::string_view x = t.text();
     auto hex_bits = [&](std::size_t digits, Operand::Kind kind) {
-      if (x.size() != digits + 2) fail(t.loc, "malformed float constant '" + x + "'");
-      try {
-        o.value = std::int64_t(std::stoull(x.substr(2), nullptr, 16));
-      } catch (...) {
-        fail(t.loc, "malformed float constant '" + x + "'");
-      }
+      std::uint64_t v = 0;
+      if (x.size() != digits + 2 || !hex_value(x.substr(2), &v)) fail(t, "malformed float constant '" + str(x) + "'");
+      o.value = std::int64_t(v);
       o.kind = kind;
     };
     if (x.size() > 2 && x[0] == '0' && (x[1] == 'f' || x[1] == 'F')) {
@@ -631,18 +840,19 @@ class Parser {
     } else if (x.size() > 2 && x[0] == '0' && (x[1] == 'd' || x[1] == 'D')) {
       hex_bits(16, Operand::Kind::F64Bits);
       if (neg) o.value = std::int64_t(std::uint64_t(o.value) ^ 0x8000000000000000ull);
-    } else if (x.find('.') != std::string::npos) {
-      fail(t.loc, "decimal float constants are not supported ('" + x + "'); nvcc writes floats as 0fXXXXXXXX");
+    } else if (x.find('.') != std::string_view::npos) {
+      fail(t, "decimal float constants are not supported ('" + str(x) + "'); nvcc writes floats as 0fXXXXXXXX");
     } else {
       o.kind = Operand::Kind::Int;
-      if (!parse_int(x, &o.value)) fail(t.loc, "malformed integer '" + x + "'");
+      if (!parse_int(x, &o.value)) fail(t, "malformed integer '" + str(x) + "'");
       if (neg) o.value = -o.value;
     }
-    return o;
   }
 
   std::vector<Token> t_;
+  std::vector<std::pair<std::size_t, std::size_t>> brace_counts_;
   std::size_t p_ = 0;
+  const std::string& file_;
   Module m_;
   int debug_file_ = -1;  // the .loc in force
   std::uint32_t debug_line_ = 0, debug_column_ = 0;
@@ -653,11 +863,11 @@ class Parser {
 ParseResult parse_ptx(const std::string& text, const std::string& file) {
   ParseResult r;
   try {
-    Lexer lx(text, file);
-    Parser ps(lx.run(), file);
-    r.module = ps.run();
-  } catch (const Failure& f) {
-    r.error = f.error;
+    Lexed lexed;
+    lex(text, file, lexed);  // the whole file first: a lexical error anywhere wins
+    r.module = Parser(std::move(lexed), file).run();
+  } catch (Failure& f) {
+    r.error = std::move(f.error);
   }
   return r;
 }
@@ -669,9 +879,10 @@ ParseResult parse_ptx_file(const std::string& path) {
     r.error = Error{SourceLoc{path, 0, 0}, "cannot read the file"};
     return r;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_ptx(ss.str(), path);
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) text.append(buf, std::size_t(in.gcount()));
+  return parse_ptx(text, path);
 }
 
 }  // namespace tileverify::ptx
