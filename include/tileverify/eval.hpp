@@ -21,6 +21,7 @@
 #include "tileverify/program.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,6 +93,11 @@ struct RunOptions {
   bool check_races = true;
   bool record_touches = false;  // fill RunResult::touches (for checks over many CTAs)
   std::uint64_t max_steps = 2'000'000'000;       // thread-instructions before giving up (Unsupported)
+  // Called once, on the running thread, when the run passes long_run_steps
+  // thread-instructions (0: never): a caller can then start other work in
+  // parallel, which would not pay off for a short run.
+  std::uint64_t long_run_steps = 0;
+  std::function<void()> on_long_run;
 };
 
 struct RunStats {

@@ -178,6 +178,12 @@ class ExprContext {
   // max_chars is cut and ends in "...".
   std::string to_string(Expr e, std::size_t max_chars = 4096) const;
 
+  // Copies every node of `other` (another context) into this one and returns,
+  // for each handle of `other`, the handle of the same expression here. Lets
+  // two kernels be evaluated into separate contexts on separate threads and
+  // then compared in one. Linear in other.size().
+  std::vector<Expr> import(const ExprContext& other);
+
   // All distinct Symbol nodes reachable from the given roots, in handle order.
   std::vector<Expr> symbols_of(const std::vector<Expr>& roots) const;
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace tileverify {
 
@@ -541,8 +542,46 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   ExprContext c;
   SymbolicDomain dom(c);
   auto t0 = std::chrono::steady_clock::now();
-  auto a = run_program(ref, lr, dom);
-  auto b = run_program(opt, lo, dom);
+  RunResult<SymbolicDomain> a, b;
+  // A long reference run (past ~5 ms of symbolic work) starts the optimized
+  // kernel on a second thread, into its own context, imported into this one
+  // afterwards: a symbolic run is mostly hash-consing, which is not
+  // thread-safe within one context. Short runs go one after the other (a
+  // thread and an import cost more than they save there).
+  const unsigned threads = limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
+  ExprContext c2;
+  SymbolicDomain dom2(c2);
+  std::thread other;
+  std::exception_ptr failed;
+  RunOptions ro;
+  if (threads >= 2) {
+    ro.long_run_steps = 20000;
+    ro.on_long_run = [&] {
+      other = std::thread([&] {
+        try {
+          b = run_program(opt, lo, dom2);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+    };
+  }
+  try {
+    a = run_program(ref, lr, dom, ro);
+  } catch (...) {
+    if (other.joinable()) other.join();
+    throw;
+  }
+  if (other.joinable()) {
+    other.join();
+    if (failed) std::rethrow_exception(failed);
+    const std::vector<Expr> moved = c.import(c2);
+    for (auto& [name, values] : b.outputs)
+      for (auto& v : values)
+        if (v) v = moved[v->id];
+  } else {
+    b = run_program(opt, lo, dom);
+  }
   r.stats.eval_seconds = since(t0);
   r.stats.ref = a.stats;
   r.stats.opt = b.stats;

@@ -824,6 +824,7 @@ class Machine {
   // ------------------------------------------------------------ execution
   void step(std::uint32_t t) {
     if (++stats_.thread_instructions > o_.max_steps) fail(DiagKind::Unsupported, t, "step limit reached");
+    if (stats_.thread_instructions == o_.long_run_steps && o_.on_long_run) o_.on_long_run();
     std::uint32_t pc = pc_[t];
     if (pc >= p_.code.size()) {
       state_[t] = TState::Done;

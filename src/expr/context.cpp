@@ -567,6 +567,36 @@ const std::string& ExprContext::name(Expr e) const {
   return names_[n.op == Op::Func ? n.b : n.a];
 }
 
+std::vector<Expr> ExprContext::import(const ExprContext& other) {
+  std::vector<Expr> map(other.size());
+  std::vector<std::uint32_t> kids;
+  for (std::uint32_t id = 0; id < other.size(); ++id) {
+    const Expr e{id};
+    const Node& n = other.nodes_[id];
+    switch (n.op) {
+      case Op::Const: map[id] = constant(other.constant_value(e)); continue;
+      case Op::NegInf: map[id] = neg_inf_; continue;
+      case Op::PosInf: map[id] = pos_inf_; continue;
+      case Op::Named: map[id] = intern(Op::Named, 0, nullptr, 0, name_id(other.name(e)), 0); continue;
+      case Op::Symbol:
+        map[id] = n.aux == 1 ? int_symbol(other.symbol_tensor(e), n.b) : symbol(other.symbol_tensor(e), n.b);
+        continue;
+      default: break;
+    }
+    // Children come first in handle order, so they are mapped already. The
+    // constructors' canonical forms depend on handles only through the order
+    // of the operands of commutative operations, which are sorted again; the
+    // mapping is one to one, so nothing else changes (no new like terms or
+    // duplicates appear).
+    kids.clear();
+    for (std::uint32_t i = 0; i < n.n; ++i) kids.push_back(map[other.kids_[n.a + i]].id);
+    if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
+    const std::uint32_t b = n.op == Op::Func ? name_id(other.name(e)) : n.b;
+    map[id] = intern(n.op, n.aux, kids.data(), n.n, 0, b);
+  }
+  return map;
+}
+
 std::vector<Expr> ExprContext::symbols_of(const std::vector<Expr>& roots) const {
   std::vector<char> seen(nodes_.size(), 0);
   std::vector<std::uint32_t> stack;

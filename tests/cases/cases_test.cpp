@@ -156,3 +156,31 @@ TEST_CASE("launch_of and load_kernel: what the checks run, for tools that run ke
   CHECK(bad.bad_input);
   CHECK(bad.error.find("no kernel named 'no_such_kernel'") != std::string::npos);
 }
+
+// A long reference run starts the optimized kernel on a second thread, into
+// its own expression context, imported afterwards. Verdicts, counts and the
+// reported difference must be those of the one-thread check.
+TEST_CASE("equivalence checks give the same report with one thread and with two") {
+  fs::path ex = fs::path(TILEVERIFY_TEST_DIR).parent_path() / "examples" / "kernels";
+  for (const char* name : {"sgemm/droptile.json", "sgemm/warptile.json", "softmax/online_norescale.json"}) {
+    CAPTURE(name);
+    auto spec = tileverify::load_spec((ex / name).string()).spec;
+    REQUIRE(spec.has_value());
+    tileverify::DecideLimits one, two;
+    one.threads = 1;
+    two.threads = 2;
+    tileverify::Report a = tileverify::check_equivalence(*spec, one);
+    tileverify::Report b = tileverify::check_equivalence(*spec, two);
+    CHECK(b.stats.ref.thread_instructions > 20000);  // long enough to take the two-thread path
+    CHECK(a.verdict == b.verdict);
+    CHECK(std::string(tileverify::outcome_name(b.verdict)) == spec->expect);
+    if (a.verdict == tileverify::Outcome::Equivalent) {
+      CHECK(a.stats.outputs_compared == b.stats.outputs_compared);
+      CHECK(a.stats.proved == b.stats.proved);
+    }
+    // A refuted check stops at the first refuted output; with two deciding
+    // threads that may be another element, so only the tensor is compared.
+    REQUIRE(a.mismatch.has_value() == b.mismatch.has_value());
+    if (a.mismatch) CHECK(a.mismatch->output == b.mismatch->output);
+  }
+}

@@ -222,3 +222,38 @@ TEST_CASE("hash-consing holds when windows of the node table overflow") {
   std::sort(first.begin(), first.end());
   CHECK(std::unique(first.begin(), first.end()) == first.end());
 }
+
+TEST_CASE("import copies another context's expressions onto the same handles as building them here") {
+  // The same expressions, built in two contexts in different orders (so their
+  // handles, and the order of commutative operands, differ).
+  auto build = [](ExprContext& c, bool reverse) {
+    std::vector<Expr> xs;
+    for (std::uint32_t i = 0; i < 8; ++i) xs.push_back(c.symbol("x", reverse ? 7 - i : i));
+    if (reverse) std::reverse(xs.begin(), xs.end());
+    Expr n = c.int_symbol("n", 0);
+    std::vector<Expr> out;
+    Expr m = c.neg_inf(), acc = c.zero();
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      m = c.max(m, xs[i]);
+      acc = c.add(c.mul(acc, c.exp(c.sub(xs[i], m))), c.ex2(c.mul(c.constant(Rational(1, 3)), xs[(i + 3) % 8])));
+      out.push_back(c.div(acc, c.add(m, c.constant(2))));
+    }
+    out.push_back(c.select(Cmp::LT, xs[0], xs[1], c.func("tanh", {xs[2]}), c.pow(xs[3], -2)));
+    out.push_back(c.min(c.add(n, xs[4]), c.pos_inf()));
+    out.push_back(c.add(c.neg_inf(), c.pos_inf()));
+    return out;
+  };
+  ExprContext here, there;
+  there.symbol("unrelated", 5);  // shifts every handle of `there`
+  std::vector<Expr> theirs = build(there, true);
+  std::vector<Expr> map = here.import(there);
+  std::vector<Expr> mine = build(here, false);
+  const std::size_t size = here.size();
+  REQUIRE(mine.size() == theirs.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    CAPTURE(i);
+    CHECK(map[theirs[i].id] == mine[i]);
+  }
+  CHECK(here.import(there) == map);  // importing again adds nothing
+  CHECK(here.size() == size);
+}
