@@ -201,6 +201,8 @@ class ExprContext {
   std::uint32_t name_id(const std::string& s);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr insert_operand(Op kind, Expr x, Expr g);
+  Expr add_uncached(Expr a, Expr b);  // a.id <= b.id
+  Expr mul_uncached(Expr a, Expr b);
   Expr max_min(Op op, const std::vector<Expr>& args);
   std::uint32_t like_base(Expr e) const;  // t for c*t, else e itself
   bool memo_get(Op op, Expr a, Expr b, Expr* out) const;
@@ -225,7 +227,7 @@ class ExprContext {
   struct Memo;                  // add, mul, max, min: (a, b) -> result
   std::unique_ptr<Memo> memo_;  // (flat hash maps, internal)
   std::size_t flatten_limit_ = 8;
-  Expr neg_inf_, pos_inf_, zero_, one_, ln2_;
+  Expr neg_inf_, pos_inf_, zero_, one_, minus_one_, ln2_;
 };
 
 // Evaluates `e` in long double, with every reachable symbol taking its value

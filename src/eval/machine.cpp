@@ -506,6 +506,18 @@ class Machine {
     return 0;
   }
 
+  V constant_operand(std::uint32_t index) {
+    if (constant_made_.size() < p_.constants.size()) {
+      constant_values_.resize(p_.constants.size());
+      constant_made_.resize(p_.constants.size(), 0);
+    }
+    if (!constant_made_[index]) {
+      constant_values_[index] = d_.constant(p_.constants[index]);
+      constant_made_[index] = 1;
+    }
+    return constant_values_[index];
+  }
+
   Val<V> operand(std::uint32_t t, const Operand& o) {
     Val<V> v;
     switch (o.kind) {
@@ -521,7 +533,7 @@ class Machine {
         return v;
       case Operand::Kind::Float:
         v.kind = VKind::Float;
-        v.f = d_.constant(p_.constants[o.index]);
+        v.f = constant_operand(o.index);
         return v;
       case Operand::Kind::Special:
         v.kind = VKind::Int;
@@ -1909,6 +1921,11 @@ class Machine {
   RunOptions o_;
   std::uint32_t n_ = 0, r_ = 0;
   std::vector<Val<V>> regs_;
+  // The domain value of each float immediate of the program, made on first
+  // use: a loop body's constants are otherwise rebuilt (for the symbolic
+  // domain: a Rational and a hash lookup) on every iteration of every thread.
+  std::vector<V> constant_values_;
+  std::vector<char> constant_made_;
   std::vector<TState> state_;
   std::vector<std::uint32_t> pc_;
   std::vector<std::uint32_t> vc_;  // n x n vector clocks

@@ -32,6 +32,19 @@ const char* cmp_symbol(Cmp c) {
 }
 
 struct ExprContext::Memo {
+  // The last result of add/mul on each (a, b), direct-mapped: the threads of
+  // a CTA recomputing the same running max and sum repeat the same
+  // operations, which then skip canonicalization and the node table.
+  struct Recent {
+    std::uint32_t a = UINT32_MAX, b = UINT32_MAX, r = 0;
+    Op op = Op::Const;
+  };
+  static constexpr std::size_t kRecent = 1 << 12;
+  std::vector<Recent> recent = std::vector<Recent>(kRecent);
+  Recent& slot(Op op, Expr a, Expr b) {
+    std::uint64_t k = detail::finalize64((std::uint64_t(a.id) << 32 | b.id) * 4 + std::uint64_t(op));
+    return recent[k & (kRecent - 1)];
+  }
   detail::FlatMap64 table[4];
   // Windows of kWindowSlots slots for nodes over two leaves, one per pair of
   // operand id blocks (see intern).
@@ -50,6 +63,7 @@ ExprContext::ExprContext() : memo_(new Memo) {
   pos_inf_ = intern(Op::PosInf, 0, nullptr, 0, 0, 0);
   zero_ = constant(Rational(0));
   one_ = constant(Rational(1));
+  minus_one_ = constant(Rational(-1));
   ln2_ = intern(Op::Named, 0, nullptr, 0, name_id("ln2"), 0);
 }
 
@@ -378,6 +392,14 @@ Expr ExprContext::insert_operand(Op kind, Expr x, Expr g) {
 
 Expr ExprContext::add(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
+  Memo::Recent& seen = memo_->slot(Op::Add, a, b);
+  if (seen.a == a.id && seen.b == b.id && seen.op == Op::Add) return Expr{seen.r};
+  Expr r = add_uncached(a, b);
+  seen = Memo::Recent{a.id, b.id, r.id, Op::Add};
+  return r;
+}
+
+Expr ExprContext::add_uncached(Expr a, Expr b) {
   const bool leaf_a = leafish_for(Op::Add, op(a)), leaf_b = leafish_for(Op::Add, op(b));
   if (leaf_a && leaf_b && like_base(a) != like_base(b)) {
     std::uint32_t kids[2] = {a.id, b.id};
@@ -397,6 +419,14 @@ Expr ExprContext::add(Expr a, Expr b) {
 
 Expr ExprContext::mul(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);
+  Memo::Recent& seen = memo_->slot(Op::Mul, a, b);
+  if (seen.a == a.id && seen.b == b.id && seen.op == Op::Mul) return Expr{seen.r};
+  Expr r = mul_uncached(a, b);
+  seen = Memo::Recent{a.id, b.id, r.id, Op::Mul};
+  return r;
+}
+
+Expr ExprContext::mul_uncached(Expr a, Expr b) {
   bool const_a = op(a) == Op::Const, const_b = op(b) == Op::Const;
   bool plain_a = leafish_for(Op::Mul, op(a)), plain_b = leafish_for(Op::Mul, op(b));
   if ((plain_a && plain_b) || (const_a && plain_b && !constant_value(a).is_zero() && !constant_value(a).is_one()) ||
@@ -416,7 +446,7 @@ Expr ExprContext::mul(Expr a, Expr b) {
   return r;
 }
 
-Expr ExprContext::neg(Expr a) { return mul(constant(Rational(-1)), a); }
+Expr ExprContext::neg(Expr a) { return mul(minus_one_, a); }
 Expr ExprContext::sub(Expr a, Expr b) { return add(a, neg(b)); }
 Expr ExprContext::div(Expr a, Expr b) { return mul(a, pow(b, -1)); }
 
