@@ -258,9 +258,11 @@ Launch launch_of(const Spec& s, const KernelSpec& k) {
   return l;
 }
 
-KernelLoad load_kernel(const KernelSpec& k) {
+namespace {
+
+// Lowers kernel k from an already parsed PTX file.
+KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
   KernelLoad r;
-  auto parsed = ptx::parse_ptx_file(k.ptx);
   if (parsed.error) {
     r.error = parsed.error->text();
     r.bad_input = true;
@@ -277,14 +279,17 @@ KernelLoad load_kernel(const KernelSpec& k) {
   return r;
 }
 
+}  // namespace
+
+KernelLoad load_kernel(const KernelSpec& k) { return lower_parsed(ptx::parse_ptx_file(k.ptx), k); }
+
 namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::optional<Program> load_program(const KernelSpec& k, Report* r) {
-  KernelLoad l = load_kernel(k);
+std::optional<Program> take_program(KernelLoad l, Report* r) {
   if (!l.program) {
     // Unsupported PTX is outside the supported class; a missing kernel is bad input.
     r->verdict = l.bad_input ? Outcome::Error : Outcome::Unsupported;
@@ -292,6 +297,8 @@ std::optional<Program> load_program(const KernelSpec& k, Report* r) {
   }
   return std::move(l.program);
 }
+
+std::optional<Program> load_program(const KernelSpec& k, Report* r) { return take_program(load_kernel(k), r); }
 
 Outcome outcome_of(DiagKind k) {
   switch (k) {
@@ -676,9 +683,22 @@ std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, R
     return std::nullopt;
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto a = load_program(*spec.ref, r);
-  if (!a) return std::nullopt;
-  auto b = load_program(*spec.opt, r);
+  std::optional<Program> a, b;
+  if (spec.ref->ptx == spec.opt->ptx) {
+    // One PTX file with both kernels (or one kernel checked against itself):
+    // read it once.
+    const ptx::ParseResult parsed = ptx::parse_ptx_file(spec.ref->ptx);
+    a = take_program(lower_parsed(parsed, *spec.ref), r);
+    if (!a) return std::nullopt;
+    if (spec.opt->kernel == spec.ref->kernel && spec.opt->dynamic_shared == spec.ref->dynamic_shared)
+      b = *a;
+    else
+      b = take_program(lower_parsed(parsed, *spec.opt), r);
+  } else {
+    a = load_program(*spec.ref, r);
+    if (!a) return std::nullopt;
+    b = load_program(*spec.opt, r);
+  }
   if (!b) return std::nullopt;
   auto kernels = kernels_of(spec, true);
   return LoadedPair{std::move(*a), std::move(*b), launch_of(spec, *spec.ref), launch_of(spec, *spec.opt),
