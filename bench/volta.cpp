@@ -540,7 +540,9 @@ std::string report(const std::vector<Measured>& all, const std::string& command,
   os << wrap("Measured " + today() + " with `" + command + "`.") << "\n";
   // The machine is shared: the load says whether other work competed for the cores.
   os << wrap("Machine: " + machine_line() + ". Load average (1 min) " + load_before + " before the run, " + load_after +
-             " after it. One pair at a time, each in its own process; the decider uses every hardware thread. An "
+             " after it. One pair at a time, each in its own process. A check uses every hardware thread: the "
+             "decider, and the symbolic run of the second kernel once the first one runs long (the concrete floor "
+             "runs on one). An "
              "idle child process peaks at " + fmt("%.1f", double(baseline_kib) / 1024) + " MiB RSS.")
      << "\n";
   const std::string check_runs =

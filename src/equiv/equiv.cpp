@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -556,8 +557,8 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   // thread-safe within one context. Short runs go one after the other (a
   // thread and an import cost more than they save there).
   const unsigned threads = limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
-  ExprContext c2;
-  SymbolicDomain dom2(c2);
+  auto c2 = std::make_unique<ExprContext>();  // freed once imported
+  SymbolicDomain dom2(*c2);
   std::thread other;
   std::exception_ptr failed;
   RunOptions ro;
@@ -582,7 +583,8 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   if (other.joinable()) {
     other.join();
     if (failed) std::rethrow_exception(failed);
-    const std::vector<Expr> moved = c.import(c2);
+    const std::vector<Expr> moved = c.import(*c2);
+    c2.reset();
     for (auto& [name, values] : b.outputs)
       for (auto& v : values)
         if (v) v = moved[v->id];
