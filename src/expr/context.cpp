@@ -41,9 +41,15 @@ struct ExprContext::Memo {
   };
   static constexpr std::size_t kRecent = 1 << 12;
   std::vector<Recent> recent = std::vector<Recent>(kRecent);
-  Recent& slot(Op op, Expr a, Expr b) {
-    std::uint64_t k = detail::finalize64((std::uint64_t(a.id) << 32 | b.id) * 4 + std::uint64_t(op));
-    return recent[k & (kRecent - 1)];
+  // compute() unless op(a, b) is the recent entry of its slot.
+  template <class F>
+  Expr cached(Op op, Expr a, Expr b, F compute) {
+    const std::uint64_t k = detail::finalize64((std::uint64_t(a.id) << 32 | b.id) * 4 + std::uint64_t(op));
+    Recent& seen = recent[k & (kRecent - 1)];
+    if (seen.a == a.id && seen.b == b.id && seen.op == op) return Expr{seen.r};
+    const Expr r = compute();
+    seen = Recent{a.id, b.id, r.id, op};  // recent is never resized: the reference is still good
+    return r;
   }
   detail::FlatMap64 table[4];
   // Windows of kWindowSlots slots for nodes over two leaves, one per pair of
@@ -392,11 +398,7 @@ Expr ExprContext::insert_operand(Op kind, Expr x, Expr g) {
 
 Expr ExprContext::add(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
-  Memo::Recent& seen = memo_->slot(Op::Add, a, b);
-  if (seen.a == a.id && seen.b == b.id && seen.op == Op::Add) return Expr{seen.r};
-  Expr r = add_uncached(a, b);
-  seen = Memo::Recent{a.id, b.id, r.id, Op::Add};
-  return r;
+  return memo_->cached(Op::Add, a, b, [&] { return add_uncached(a, b); });
 }
 
 Expr ExprContext::add_uncached(Expr a, Expr b) {
@@ -419,11 +421,7 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
 
 Expr ExprContext::mul(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);
-  Memo::Recent& seen = memo_->slot(Op::Mul, a, b);
-  if (seen.a == a.id && seen.b == b.id && seen.op == Op::Mul) return Expr{seen.r};
-  Expr r = mul_uncached(a, b);
-  seen = Memo::Recent{a.id, b.id, r.id, Op::Mul};
-  return r;
+  return memo_->cached(Op::Mul, a, b, [&] { return mul_uncached(a, b); });
 }
 
 Expr ExprContext::mul_uncached(Expr a, Expr b) {
