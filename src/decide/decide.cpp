@@ -564,19 +564,39 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
     for (std::size_t i : which) one(dec, i);
     return;
   }
-  // Contiguous chunks: neighbouring outputs usually share subexpressions, and
-  // each worker's Decider remembers them.
+  // Workers take short runs of consecutive outputs in index order
+  // (neighbouring outputs share subexpressions, which each worker's Decider
+  // remembers) and finish every run they took. After a refutation nobody
+  // takes a new run, so every output before the refuted one has been
+  // decided, and the first refuted output, the one a report shows, is the
+  // same as with one thread.
+  // Runs of up to 8, and for a few outputs an equal share per worker (4
+  // representatives of an attention kernel: two neighbours each).
+  const std::size_t kRun = std::min<std::size_t>(8, (which.size() + workers - 1) / workers);
+  std::atomic<std::size_t> next{0};
   boost::asio::thread_pool pool(workers);
-  std::size_t chunk = (which.size() + workers - 1) / workers;
   for (std::size_t w = 0; w < workers; ++w) {
-    std::size_t lo = w * chunk, hi = std::min(which.size(), lo + chunk);
-    if (lo >= hi) break;
-    boost::asio::post(pool, [&, lo, hi] {
+    boost::asio::post(pool, [&] {
       Decider dec(ctx, limits);
-      for (std::size_t k = lo; k < hi; ++k) one(dec, which[k]);
+      for (;;) {
+        if (limits.stop_at_first_refuted && refuted.load()) break;
+        const std::size_t lo = next.fetch_add(kRun);
+        if (lo >= which.size()) break;
+        for (std::size_t k = lo; k < std::min(which.size(), lo + kRun); ++k) {
+          const std::size_t i = which[k];
+          out[i] = dec.decide(pairs[i].first, pairs[i].second);
+          if (out[i].refuted()) refuted = true;
+          finished();
+        }
+      }
     });
   }
   pool.join();
+  // What nobody took: not decided.
+  for (std::size_t k = std::min(next.load(), which.size()); k < which.size(); ++k) {
+    out[which[k]].reason = "not decided: another output was refuted first";
+    finished();
+  }
 }
 
 }  // namespace

@@ -226,3 +226,28 @@ TEST_CASE("decide_all: renamings checked in parallel chain only through proved o
     CHECK(by_renaming == 61);  // all but the representative and the false ones
   }
 }
+
+TEST_CASE("decide_all: with stop_at_first_refuted, the first refuted output is found whatever the threads") {
+  // Outputs of different shapes (no renamings): output k sums k + 2 inputs
+  // forwards against backwards; outputs 40 and 41 drop a term.
+  ExprContext c;
+  std::vector<std::pair<Expr, Expr>> pairs;
+  for (std::uint32_t k = 0; k < 64; ++k) {
+    Expr fwd = c.zero(), bwd = c.zero();
+    for (std::uint32_t i = 0; i < k + 2; ++i) {
+      fwd = c.add(fwd, c.mul(c.symbol("a", i), c.symbol("b", i)));
+      std::uint32_t j = k + 1 - i;
+      if ((k == 40 || k == 41) && j == 0) continue;
+      bwd = c.add(bwd, c.mul(c.symbol("a", j), c.symbol("b", j)));
+    }
+    pairs.emplace_back(fwd, bwd);
+  }
+  DecideLimits stop;
+  stop.stop_at_first_refuted = true;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    CAPTURE(threads);
+    auto ds = decide_all(c, pairs, stop, threads);
+    for (std::uint32_t k = 0; k < 40; ++k) CHECK(ds[k].proved());
+    CHECK(ds[40].refuted());
+  }
+}
