@@ -661,6 +661,21 @@ NF Algebra::pow(NF a, int k) {
 // r * ln2^(p+1). Repeated while it applies (ex2 of ex2 gives ln2^2).
 void Algebra::apply_known_constants(Rational* c, MonoId* m) {
   if (ln2_mono_ == UINT32_MAX) return;
+  // Remembered per (coefficient, monomial): the divisions below run on
+  // rationals like log2(e) in float (24-bit numerators), every exponent term
+  // of an expf has one, and they overflow 64 bits into GMP.
+  const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | *m;
+  if (const std::uint32_t* hit = known_memo_.find(key)) {
+    *c = coefs_.get(known_results_[*hit].first);
+    *m = known_results_[*hit].second;
+    return;
+  }
+  apply_known_constants_uncached(c, m);
+  known_memo_.insert(key, std::uint32_t(known_results_.size()));
+  known_results_.emplace_back(coefs_.intern(*c), *m);
+}
+
+void Algebra::apply_known_constants_uncached(Rational* c, MonoId* m) {
   for (int guard = 0; guard < 64; ++guard) {
     std::int32_t p = 0;
     const MonoEntry* me = monos_.data(*m);
