@@ -558,6 +558,13 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
     }
     finished();
   };
+  if (limits.stop_at_first_refuted && refuted.load()) {  // by an earlier batch
+    for (std::size_t i : which) {
+      out[i].reason = "not decided: another output was refuted first";
+      finished();
+    }
+    return;
+  }
   std::size_t workers = std::min<std::size_t>(threads, which.size());
   if (workers == 1) {
     Decider dec(ctx, limits);
@@ -566,37 +573,41 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
   }
   // Workers take short runs of consecutive outputs in index order
   // (neighbouring outputs share subexpressions, which each worker's Decider
-  // remembers) and finish every run they took. After a refutation nobody
-  // takes a new run, so every output before the refuted one has been
-  // decided, and the first refuted output, the one a report shows, is the
-  // same as with one thread.
+  // remembers). An output after the first refuted one found so far is not
+  // decided; every output before it is. So the first refuted output, the one
+  // a report shows, is the same whatever the thread count.
   // Runs of up to 8, and for a few outputs an equal share per worker (4
   // representatives of an attention kernel: two neighbours each).
   const std::size_t kRun = std::min<std::size_t>(8, (which.size() + workers - 1) / workers);
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> first_refuted{SIZE_MAX};
+  auto past_first_refuted = [&](std::size_t k) { return limits.stop_at_first_refuted && k > first_refuted.load(); };
   boost::asio::thread_pool pool(workers);
   for (std::size_t w = 0; w < workers; ++w) {
     boost::asio::post(pool, [&] {
       Decider dec(ctx, limits);
       for (;;) {
-        if (limits.stop_at_first_refuted && refuted.load()) break;
         const std::size_t lo = next.fetch_add(kRun);
         if (lo >= which.size()) break;
         for (std::size_t k = lo; k < std::min(which.size(), lo + kRun); ++k) {
           const std::size_t i = which[k];
-          out[i] = dec.decide(pairs[i].first, pairs[i].second);
-          if (out[i].refuted()) refuted = true;
+          if (past_first_refuted(k)) {
+            out[i].reason = "not decided: another output was refuted first";
+          } else {
+            out[i] = dec.decide(pairs[i].first, pairs[i].second);
+            if (out[i].refuted()) {
+              refuted = true;
+              std::size_t seen = first_refuted.load();
+              while (k < seen && !first_refuted.compare_exchange_weak(seen, k)) {
+              }
+            }
+          }
           finished();
         }
       }
     });
   }
   pool.join();
-  // What nobody took: not decided.
-  for (std::size_t k = std::min(next.load(), which.size()); k < which.size(); ++k) {
-    out[which[k]].reason = "not decided: another output was refuted first";
-    finished();
-  }
 }
 
 }  // namespace
