@@ -632,10 +632,26 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   std::unordered_map<std::uint64_t, std::size_t> last_of_shape;  // the last pair proved, per shape
   std::vector<std::uint64_t> key(pairs.size());
   std::vector<std::size_t> reps;
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    key[i] = matcher.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ matcher.shape(pairs[i].second);
-    if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
+  // Shapes hash every node below the outputs (millions for attention): on
+  // two threads when there are many outputs, each with its own memo (the two
+  // halves of the outputs share little).
+  auto shapes = [&](detail::RenamingMatcher& m, std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i)
+      key[i] = m.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ m.shape(pairs[i].second);
+  };
+  if (threads >= 2 && pairs.size() >= 256) {
+    const std::size_t half = pairs.size() / 2;
+    std::thread other([&] {
+      detail::RenamingMatcher own(ctx);
+      shapes(own, half, pairs.size());
+    });
+    shapes(matcher, 0, half);
+    other.join();
+  } else {
+    shapes(matcher, 0, pairs.size());
   }
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
   std::atomic<bool> refuted{false};
   decide_batch(ctx, pairs, reps, limits, threads, out, finished, refuted);
   // First, in parallel, whether each pair renames the previous pair of its
