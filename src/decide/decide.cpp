@@ -549,26 +549,24 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
                   const std::vector<std::size_t>& which, const DecideLimits& limits, unsigned threads,
                   std::vector<Decision>& out, const std::function<void()>& finished, std::atomic<bool>& refuted) {
   if (which.empty()) return;
-  auto one = [&](Decider& dec, std::size_t i) {
-    if (limits.stop_at_first_refuted && refuted.load()) {
+  // Decides output which[k] unless `skip`; returns whether it was refuted.
+  auto one = [&](Decider& dec, std::size_t k, bool skip) {
+    const std::size_t i = which[k];
+    bool refuted_here = false;
+    if (skip) {
       out[i].reason = "not decided: another output was refuted first";
     } else {
       out[i] = dec.decide(pairs[i].first, pairs[i].second);
-      if (out[i].refuted()) refuted = true;
+      refuted_here = out[i].refuted();
+      if (refuted_here) refuted = true;
     }
     finished();
+    return refuted_here;
   };
-  if (limits.stop_at_first_refuted && refuted.load()) {  // by an earlier batch
-    for (std::size_t i : which) {
-      out[i].reason = "not decided: another output was refuted first";
-      finished();
-    }
-    return;
-  }
   std::size_t workers = std::min<std::size_t>(threads, which.size());
   if (workers == 1) {
     Decider dec(ctx, limits);
-    for (std::size_t i : which) one(dec, i);
+    for (std::size_t k = 0; k < which.size(); ++k) one(dec, k, limits.stop_at_first_refuted && refuted.load());
     return;
   }
   // Workers take short runs of consecutive outputs in index order
@@ -581,7 +579,10 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
   const std::size_t kRun = std::min<std::size_t>(8, (which.size() + workers - 1) / workers);
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_refuted{SIZE_MAX};
-  auto past_first_refuted = [&](std::size_t k) { return limits.stop_at_first_refuted && k > first_refuted.load(); };
+  const bool refuted_before = refuted.load();  // by an earlier batch
+  auto past_first_refuted = [&](std::size_t k) {
+    return limits.stop_at_first_refuted && (refuted_before || k > first_refuted.load());
+  };
   boost::asio::thread_pool pool(workers);
   for (std::size_t w = 0; w < workers; ++w) {
     boost::asio::post(pool, [&] {
@@ -590,19 +591,10 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
         const std::size_t lo = next.fetch_add(kRun);
         if (lo >= which.size()) break;
         for (std::size_t k = lo; k < std::min(which.size(), lo + kRun); ++k) {
-          const std::size_t i = which[k];
-          if (past_first_refuted(k)) {
-            out[i].reason = "not decided: another output was refuted first";
-          } else {
-            out[i] = dec.decide(pairs[i].first, pairs[i].second);
-            if (out[i].refuted()) {
-              refuted = true;
-              std::size_t seen = first_refuted.load();
-              while (k < seen && !first_refuted.compare_exchange_weak(seen, k)) {
-              }
-            }
+          if (!one(dec, k, past_first_refuted(k))) continue;
+          std::size_t seen = first_refuted.load();
+          while (k < seen && !first_refuted.compare_exchange_weak(seen, k)) {
           }
-          finished();
         }
       }
     });
@@ -659,7 +651,8 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   // thousands of nodes per output (an attention output's whole sum over
   // keys) and are independent.
   std::vector<std::size_t> prev(pairs.size(), SIZE_MAX);
-  std::vector<char> renames_prev(pairs.size(), 0);
+  enum : char { kNo, kYes, kUnchecked };
+  std::vector<char> renames_prev(pairs.size(), kUnchecked);
   {
     std::unordered_map<std::uint64_t, std::size_t> previous;
     std::vector<std::size_t> check;
@@ -681,13 +674,12 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
           detail::RenamingMatcher own(ctx);  // its memo tables are not shared
           for (std::size_t k = lo; k < hi; ++k) {
             const std::size_t i = check[k], r = prev[i];
-            renames_prev[i] = own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second);
+            renames_prev[i] =
+                own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second) ? kYes : kNo;
           }
         });
       }
       pool.join();
-    } else {
-      for (std::size_t i : check) renames_prev[i] = 2;  // not checked yet
     }
   }
   // Each pair is checked against the last proved pair of its shape (its
@@ -701,8 +693,8 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
       out[i].reason = "not decided: another output was refuted first";
       finished();
     } else if (out[r].proved() &&
-               (r == prev[i] && renames_prev[i] != 2
-                    ? renames_prev[i] == 1
+               (r == prev[i] && renames_prev[i] != kUnchecked
+                    ? renames_prev[i] == kYes
                     : matcher.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second))) {
       Decision& d = out[i];
       d.verdict = Verdict::Proved;

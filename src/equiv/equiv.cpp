@@ -557,17 +557,19 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   // thread-safe within one context. Short runs go one after the other (a
   // thread and an import cost more than they save there).
   const unsigned threads = limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
-  auto c2 = std::make_unique<ExprContext>();  // freed once imported
-  SymbolicDomain dom2(*c2);
+  std::unique_ptr<ExprContext> c2;  // made when the second thread starts, freed once imported
+  std::unique_ptr<SymbolicDomain> dom2;
   std::thread other;
   std::exception_ptr failed;
   RunOptions ro;
   if (threads >= 2) {
     ro.long_run_steps = 20000;
     ro.on_long_run = [&] {
+      c2 = std::make_unique<ExprContext>();
+      dom2 = std::make_unique<SymbolicDomain>(*c2);
       other = std::thread([&] {
         try {
-          b = run_program(opt, lo, dom2);
+          b = run_program(opt, lo, *dom2);
         } catch (...) {
           failed = std::current_exception();
         }
@@ -584,6 +586,7 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
     other.join();
     if (failed) std::rethrow_exception(failed);
     const std::vector<Expr> moved = c.import(*c2);
+    dom2.reset();
     c2.reset();
     for (auto& [name, values] : b.outputs)
       for (auto& v : values)

@@ -192,6 +192,8 @@ class Machine {
                  std::to_string(l_.args.size()));
     r_ = std::uint32_t(p_.registers.size());
     regs_.assign(std::size_t(n_) * r_, Val<V>{});
+    constant_values_.assign(p_.constants.size(), V{});
+    constant_made_.assign(p_.constants.size(), 0);
     state_.assign(n_, TState::Run);
     arrival_.assign(n_, 0);
     pc_.assign(n_, 0);
@@ -507,10 +509,6 @@ class Machine {
   }
 
   V constant_operand(std::uint32_t index) {
-    if (constant_made_.size() < p_.constants.size()) {
-      constant_values_.resize(p_.constants.size());
-      constant_made_.resize(p_.constants.size(), 0);
-    }
     if (!constant_made_[index]) {
       constant_values_[index] = d_.constant(p_.constants[index]);
       constant_made_[index] = 1;
