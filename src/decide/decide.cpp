@@ -544,10 +544,31 @@ Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits
 
 namespace {
 
-// Decides pairs[i] for every i in `which`, in parallel.
-void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
-                  const std::vector<std::size_t>& which, const DecideLimits& limits, unsigned threads,
-                  std::vector<Decision>& out, const std::function<void()>& finished, std::atomic<bool>& refuted) {
+// One Decider per worker slot, made when first needed and kept across the
+// batches of one decide_all: the first output a Decider sees pays for the
+// normal forms of everything the outputs share (a softmax denominator of 128
+// exponentials: 6 ms), and a fresh Decider per batch paid for it again.
+class DeciderSlots {
+ public:
+  DeciderSlots(const ExprContext& ctx, const DecideLimits& limits, std::size_t n)
+      : ctx_(ctx), limits_(limits), slots_(n) {}
+  // Slot w is used by one worker at a time.
+  Decider& at(std::size_t w) {
+    if (!slots_[w]) slots_[w] = std::make_unique<Decider>(ctx_, limits_);
+    return *slots_[w];
+  }
+
+ private:
+  const ExprContext& ctx_;
+  const DecideLimits& limits_;
+  std::vector<std::unique_ptr<Decider>> slots_;
+};
+
+// Decides pairs[i] for every i in `which`, in parallel (worker w uses
+// deciders.at(w), w < threads).
+void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::vector<std::size_t>& which,
+                  const DecideLimits& limits, unsigned threads, DeciderSlots& deciders, std::vector<Decision>& out,
+                  const std::function<void()>& finished, std::atomic<bool>& refuted) {
   if (which.empty()) return;
   // Decides output which[k] unless `skip`; returns whether it was refuted.
   auto one = [&](Decider& dec, std::size_t k, bool skip) {
@@ -565,7 +586,7 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
   };
   std::size_t workers = std::min<std::size_t>(threads, which.size());
   if (workers == 1) {
-    Decider dec(ctx, limits);
+    Decider& dec = deciders.at(0);
     for (std::size_t k = 0; k < which.size(); ++k) one(dec, k, limits.stop_at_first_refuted && refuted.load());
     return;
   }
@@ -585,8 +606,8 @@ void decide_batch(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr
   };
   boost::asio::thread_pool pool(workers);
   for (std::size_t w = 0; w < workers; ++w) {
-    boost::asio::post(pool, [&] {
-      Decider dec(ctx, limits);
+    boost::asio::post(pool, [&, w] {
+      Decider& dec = deciders.at(w);
       for (;;) {
         const std::size_t lo = next.fetch_add(kRun);
         if (lo >= which.size()) break;
@@ -645,7 +666,8 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   for (std::size_t i = 0; i < pairs.size(); ++i)
     if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
   std::atomic<bool> refuted{false};
-  decide_batch(ctx, pairs, reps, limits, threads, out, finished, refuted);
+  DeciderSlots deciders(ctx, limits, threads);
+  decide_batch(pairs, reps, limits, threads, deciders, out, finished, refuted);
   // First, in parallel, whether each pair renames the previous pair of its
   // shape: where that one is proved, so is this one. The walks cover
   // thousands of nodes per output (an attention output's whole sum over
@@ -705,7 +727,7 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
       rest.push_back(i);
     }
   }
-  decide_batch(ctx, pairs, rest, limits, threads, out, finished, refuted);
+  decide_batch(pairs, rest, limits, threads, deciders, out, finished, refuted);
   return out;
 }
 

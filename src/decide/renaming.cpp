@@ -109,7 +109,13 @@ bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
       }
       continue;
     }
-    if (!visited.try_insert(std::uint64_t(u) << 32 | v, 1).second) continue;
+    // A pair of nodes with one user each is reached only from the pair of
+    // those users, which is expanded once (below, each distinct operand pair
+    // is pushed once), so it needs no visited entry: most pairs of a long
+    // accumulation chain are such pairs.
+    if ((ctx_.parent_count(x) > 1 || ctx_.parent_count(y) > 1) &&
+        !visited.try_insert(std::uint64_t(u) << 32 | v, 1).second)
+      continue;
     const Op op = ctx_.op(x);
     if (op != ctx_.op(y)) return false;
     switch (op) {
@@ -135,7 +141,16 @@ bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
     }
     ExprRange cx = ctx_.children(x), cy = ctx_.children(y);
     if (cx.size() != cy.size()) return false;
-    for (std::size_t i = 0; i < cx.size(); ++i) stack.push_back({cx[i].id, cy[i].id});
+    // Each distinct operand pair once (x * x, select(a > b, a, c)). The
+    // operands of sums, products, max and min are sorted on both sides, so a
+    // repeated pair is next to its first occurrence.
+    const bool sorted = op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min;
+    for (std::size_t i = 0; i < cx.size(); ++i) {
+      bool repeated = false;
+      for (std::size_t j = sorted && i > 0 ? i - 1 : 0; j < i && !repeated; ++j)
+        repeated = cx[j] == cx[i] && cy[j] == cy[i];
+      if (!repeated) stack.push_back({cx[i].id, cy[i].id});
+    }
   }
   // A subtree both pairs share is left as it is, so the substitution must fix
   // every symbol in it: no tensor it contains may have a symbol that moves.

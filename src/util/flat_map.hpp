@@ -15,17 +15,18 @@
 
 namespace tileverify::detail {
 
+// A slot belongs to the map's current generation or is empty: reset() starts
+// a new generation in O(1) (a walk that reuses the map per call would
+// otherwise clear all of a capacity that one large earlier walk left behind).
 class FlatMap64 {
  public:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t(0);  // a key no caller uses
-
   // The value stored for `key`, or nullptr.
   const std::uint32_t* find(std::uint64_t key) const {
     if (slots_.empty()) return nullptr;
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
+      if (s.generation != generation_) return nullptr;
       if (s.key == key) return &s.value;
-      if (s.key == kEmpty) return nullptr;
     }
   }
   // Stores `value` for `key` (replacing an earlier one).
@@ -33,13 +34,13 @@ class FlatMap64 {
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (s.key == key) {
-        s.value = value;
+      if (s.generation != generation_) {
+        s = Slot{key, value, generation_};
+        ++size_;
         return;
       }
-      if (s.key == kEmpty) {
-        s = Slot{key, value};
-        ++size_;
+      if (s.key == key) {
+        s.value = value;
         return;
       }
     }
@@ -50,30 +51,34 @@ class FlatMap64 {
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (s.key == key) return {s.value, false};
-      if (s.key == kEmpty) {
-        s = Slot{key, value};
+      if (s.generation != generation_) {
+        s = Slot{key, value, generation_};
         ++size_;
         return {value, true};
       }
+      if (s.key == key) return {s.value, false};
     }
   }
   std::size_t size() const { return size_; }
   // Empties the map but keeps its capacity (for maps refilled many times).
   void reset() {
-    for (Slot& s : slots_) s.key = kEmpty;
     size_ = 0;
+    if (++generation_ != 0) return;
+    for (Slot& s : slots_) s.generation = 0;  // 2^32 resets: stale slots could look current again
+    generation_ = 1;
   }
   void clear() {
     slots_.clear();
     size_ = 0;
     mask_ = 0;
+    generation_ = 1;
   }
 
  private:
   struct Slot {
     std::uint64_t key;
     std::uint32_t value;
+    std::uint32_t generation;  // 0: never used (generations start at 1)
   };
   // Keys are pairs of small ids, whose bits must be spread before masking.
   std::size_t slot(std::uint64_t k) const { return std::size_t(finalize64(k)) & mask_; }
@@ -81,16 +86,19 @@ class FlatMap64 {
     std::vector<Slot> old;
     old.swap(slots_);
     const std::size_t n = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(n, Slot{kEmpty, 0});
+    slots_.assign(n, Slot{0, 0, 0});
     mask_ = n - 1;
     size_ = 0;
+    const std::uint32_t current = generation_;
+    generation_ = 1;
     for (const Slot& s : old)
-      if (s.key != kEmpty) insert(s.key, s.value);
+      if (s.generation == current) insert(s.key, s.value);
   }
 
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;
+  std::uint32_t generation_ = 1;
 };
 
 }  // namespace tileverify::detail

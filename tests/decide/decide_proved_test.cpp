@@ -198,6 +198,20 @@ TEST_CASE("decide_all: a renaming must fix what the two pairs share (a wrong sho
   CHECK(ds[1].refuted());
 }
 
+TEST_CASE("decide_all: a renaming needs one image per symbol, also where an operand repeats") {
+  ExprContext c;
+  Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1), x2 = c.symbol("x", 2), x3 = c.symbol("x", 3);
+  // Pair 0: x0 * x0 = x0^2 holds. Pair 1 has its shape, but x2 * x3 is no
+  // renaming of x0 * x0 (x0 would need two images) and x2 * x3 = x2^2 is false.
+  Expr lhs0 = c.add(c.mul(x0, x0), x1), rhs0 = c.add(c.pow(x0, 2), x1);
+  Expr lhs1 = c.add(c.mul(x2, x3), x1), rhs1 = c.add(c.pow(x2, 2), x1);
+  for (unsigned threads : {1u, 2u}) {
+    auto ds = decide_all(c, {{lhs0, rhs0}, {lhs1, rhs1}}, {}, threads);
+    CHECK(ds[0].proved());
+    CHECK(ds[1].refuted());
+  }
+}
+
 TEST_CASE("decide_all: renamings checked in parallel chain only through proved outputs") {
   ExprContext c;
   std::vector<std::pair<Expr, Expr>> pairs;
