@@ -197,7 +197,24 @@ class ExprContext {
     std::uint32_t b;     // Symbol: element index; Pow: exponent; Func: name index
   };
   Expr intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
-              std::uint32_t b);
+              std::uint32_t b) {
+    if (!unindexed_.empty()) index_unindexed();
+    return intern_indexed(op, aux, kids, n, a, b);
+  }
+  // intern, assuming every node that could equal this one is in the tables.
+  Expr intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
+                      std::uint32_t b);
+  std::size_t node_hash(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
+                        std::uint32_t b) const;
+  std::uint32_t append(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
+                       std::uint32_t b, std::size_t h);
+  // Puts node id (not in any table yet) into its window or the global table.
+  void place(std::uint32_t id);
+  void index_unindexed();
+  enum class Home : std::uint8_t { Anchored, PairWindow, Global };  // which table a node lives in
+  Home home_of(const std::uint32_t* kids, std::uint32_t n) const;
+  std::size_t pair_window_base(const std::uint32_t* kids);  // the pair window of two leaves
+  void note_global_insert();                                // grows the global table when needed
   std::uint32_t name_id(const std::string& s);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr insert_operand(Op kind, Expr x, Expr g);
@@ -224,6 +241,10 @@ class ExprContext {
   detail::GrowArray<std::uint64_t> anchored_;
   detail::GrowArray<std::uint64_t> table_;
   std::size_t global_count_ = 0;
+  // Nodes that import() appended without entering them in the tables (each
+  // has an operand that import created, so nothing before could equal it);
+  // entered before the next lookup. A check never builds after its import.
+  std::vector<std::uint32_t> unindexed_;
   struct Memo;                  // add, mul, max, min: (a, b) -> result
   std::unique_ptr<Memo> memo_;  // (flat hash maps, internal)
   std::size_t flatten_limit_ = 8;

@@ -82,8 +82,8 @@ std::uint32_t ExprContext::name_id(const std::string& s) {
   return id;
 }
 
-Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n, std::uint32_t a,
-                         std::uint32_t b) {
+std::size_t ExprContext::node_hash(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n,
+                                   std::uint32_t a, std::uint32_t b) const {
   std::size_t h = mix(std::size_t(op) * 0x100000001B3ull, aux);
   h = mix(h, n);
   h = mix(h, b);
@@ -92,7 +92,31 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   else if (n == 0)
     h = mix(h, a);
   for (std::uint32_t i = 0; i < n; ++i) h = mix(h, kids[i]);
-  h = finalize(h);  // the combine above leaves low bits clustered; probing needs them spread
+  return finalize(h);  // the combine above leaves low bits clustered; probing needs them spread
+}
+
+// A node with operands is looked for, and placed, first in the window of its
+// newest operand (see anchored_): a node is almost always built soon after
+// its newest operand, so the windows in use are the last few, in cache,
+// where a hash table spreading 2 M nodes over 32 MB would miss cache on
+// every new node.
+//
+// An operation on two leaves (a product of two inputs) has no recent operand
+// to be near, and every input takes part in many of them. Its window is that
+// of the pair of id blocks of its operands: a dot product walks consecutive
+// elements of a row (q[i][k] * k[j][k], k = 0, 1, ...), and neighbouring
+// threads walk neighbouring columns, so consecutive products mostly share a
+// block pair. Everything else, and nodes whose window is full, go to the
+// global table.
+ExprContext::Home ExprContext::home_of(const std::uint32_t* kids, std::uint32_t n) const {
+  if (n > 0 && nodes_[*std::max_element(kids, kids + n)].n > 0) return Home::Anchored;
+  if (n == 2 && nodes_[kids[0]].n == 0) return Home::PairWindow;
+  return Home::Global;
+}
+
+Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n,
+                                 std::uint32_t a, std::uint32_t b) {
+  const std::size_t h = node_hash(op, aux, kids, n, a, b);
 
   auto same = [&](const Node& m) {
     if (m.op != op || m.aux != aux || m.n != n || m.b != b) return false;
@@ -113,11 +137,6 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
     return Expr{std::uint32_t(e)};
   };
 
-  // A node with operands is looked for, and placed, first in the window of
-  // its newest operand (see anchored_): a node is almost always built soon
-  // after its newest operand, so the windows in use are the last few, in
-  // cache, where a hash table spreading 2 M nodes over 32 MB would miss
-  // cache on every new node.
   constexpr std::size_t kNone = ~std::size_t(0);
   std::size_t local_slot = kNone;  // in anchored_, or (pair_window) in memo_->pair_slots
   bool pair_window = false;
@@ -132,24 +151,15 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
     }
     return kEmptySlot;  // full: the rest of its nodes go to the global table
   };
-  std::uint32_t anchor = n > 0 ? *std::max_element(kids, kids + n) : 0;
-  if (n > 0 && nodes_[anchor].n > 0) {
+  const Home home = home_of(kids, n);
+  if (home == Home::Anchored) {
+    const std::uint32_t anchor = *std::max_element(kids, kids + n);
     const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
     std::uint64_t e = scan(&anchored_[base], base);
     if (e != kEmptySlot) return hit(e);
-  } else if (n == 2 && nodes_[kids[0]].n == 0) {
-    // An operation on two leaves (a product of two inputs) has no recent
-    // operand to be near, and every input takes part in many of them. Its
-    // window is that of the pair of id blocks of its operands: a dot product
-    // walks consecutive elements of a row (q[i][k] * k[j][k], k = 0, 1, ...),
-    // and neighbouring threads walk neighbouring columns, so consecutive
-    // products mostly share a block pair.
-    const std::uint64_t key = std::uint64_t(kids[0] >> kAnchorShift) << 32 | (kids[1] >> kAnchorShift);
-    Memo& m = *memo_;
-    const std::size_t fresh = m.pair_slots.size();
-    const std::size_t base = m.pair_window.try_insert(key, std::uint32_t(fresh / kWindowSlots)).first * std::size_t(kWindowSlots);
-    if (base == fresh) m.pair_slots.resize(fresh + kWindowSlots, kEmptySlot);
-    std::uint64_t e = scan(&m.pair_slots[base], base);
+  } else if (home == Home::PairWindow) {
+    const std::size_t base = pair_window_base(kids);
+    std::uint64_t e = scan(&memo_->pair_slots[base], base);
     if (e != kEmptySlot) return hit(e);
     pair_window = local_slot != kNone;
   }
@@ -161,8 +171,30 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
       slot = (slot + 1) & mask;
     }
   }
-  if (nodes_.size() >= UINT32_MAX - 1) throw std::length_error("ExprContext: more than 2^32 nodes");
+  const std::uint32_t id = append(op, aux, kids, n, a, b, h);
+  if (local_slot != kNone) {
+    (pair_window ? memo_->pair_slots[local_slot] : anchored_[local_slot]) = tag | id;
+    return Expr{id};
+  }
+  table_[slot] = tag | id;
+  note_global_insert();
+  return Expr{id};
+}
 
+std::size_t ExprContext::pair_window_base(const std::uint32_t* kids) {
+  const std::uint64_t key = std::uint64_t(kids[0] >> kAnchorShift) << 32 | (kids[1] >> kAnchorShift);
+  Memo& m = *memo_;
+  const std::size_t fresh = m.pair_slots.size();
+  const std::size_t base =
+      m.pair_window.try_insert(key, std::uint32_t(fresh / kWindowSlots)).first * std::size_t(kWindowSlots);
+  if (base == fresh) m.pair_slots.resize(fresh + kWindowSlots, kEmptySlot);
+  return base;
+}
+
+// A new node, in no table yet.
+std::uint32_t ExprContext::append(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n,
+                                  std::uint32_t a, std::uint32_t b, std::size_t h) {
+  if (nodes_.size() >= UINT32_MAX - 1) throw std::length_error("ExprContext: more than 2^32 nodes");
   Node node{op, aux, op == Op::NegInf || op == Op::PosInf, n, a, b};
   for (std::uint32_t i = 0; i < n && !node.has_inf; ++i) node.has_inf = nodes_[kids[i]].has_inf;
   if (n > 0) {
@@ -181,26 +213,54 @@ Expr ExprContext::intern(Op op, std::uint8_t aux, const std::uint32_t* kids, std
   parents_.push_back(0);
   if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)  // a window for the new id
     anchored_.resize(anchored_.size() * 2, kEmptySlot);
-  if (local_slot != kNone) {
-    (pair_window ? memo_->pair_slots[local_slot] : anchored_[local_slot]) = tag | id;
-    return Expr{id};
-  }
-  table_[slot] = tag | id;
-  ++global_count_;
+  return id;
+}
 
-  if (global_count_ * 2 > table_.size()) {  // keep the load factor under 1/2
-    detail::GrowArray<std::uint64_t> bigger;
-    bigger.assign(table_.size() * 2, kEmptySlot);
-    std::size_t m = bigger.size() - 1;
-    for (std::uint64_t e : table_) {
-      if (e == kEmptySlot) continue;
-      std::size_t s = hashes_[std::uint32_t(e)] & m;
-      while (bigger[s] != kEmptySlot) s = (s + 1) & m;
-      bigger[s] = e;
-    }
-    table_.swap(bigger);
+void ExprContext::note_global_insert() {
+  ++global_count_;
+  if (global_count_ * 2 <= table_.size()) return;  // keep the load factor under 1/2
+  detail::GrowArray<std::uint64_t> bigger;
+  bigger.assign(table_.size() * 2, kEmptySlot);
+  std::size_t m = bigger.size() - 1;
+  for (std::uint64_t e : table_) {
+    if (e == kEmptySlot) continue;
+    std::size_t s = hashes_[std::uint32_t(e)] & m;
+    while (bigger[s] != kEmptySlot) s = (s + 1) & m;
+    bigger[s] = e;
   }
-  return Expr{id};
+  table_.swap(bigger);
+}
+
+void ExprContext::place(std::uint32_t id) {
+  const Node& node = nodes_[id];
+  const std::uint32_t* kids = kids_.data() + node.a;
+  const std::size_t h = hashes_[id];
+  const std::uint64_t entry = std::uint64_t(h >> 32) << 32 | id;
+  auto put = [&](std::uint64_t* w) {
+    for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
+         ++i, s = (s + 1) & (kWindowSlots - 1)) {
+      if (w[s] == kEmptySlot) {
+        w[s] = entry;
+        return true;
+      }
+    }
+    return false;
+  };
+  const Home home = home_of(kids, node.n);
+  if (home == Home::Anchored &&
+      put(&anchored_[std::size_t(*std::max_element(kids, kids + node.n) >> kAnchorShift) * kWindowSlots]))
+    return;
+  if (home == Home::PairWindow && put(&memo_->pair_slots[pair_window_base(kids)])) return;
+  std::size_t mask = table_.size() - 1, slot = h & mask;
+  while (table_[slot] != kEmptySlot) slot = (slot + 1) & mask;
+  table_[slot] = entry;
+  note_global_insert();
+}
+
+void ExprContext::index_unindexed() {
+  std::vector<std::uint32_t> ids;
+  ids.swap(unindexed_);
+  for (std::uint32_t id : ids) place(id);
 }
 
 // ---- leaves ----
@@ -596,19 +656,22 @@ const std::string& ExprContext::name(Expr e) const {
 }
 
 std::vector<Expr> ExprContext::import(const ExprContext& other) {
+  if (!unindexed_.empty()) index_unindexed();  // a node of `other` may equal one of them
   std::vector<Expr> map(other.size());
+  const std::uint32_t before = std::uint32_t(nodes_.size());  // nodes from here on are imported
   std::vector<std::uint32_t> kids;
   for (std::uint32_t id = 0; id < other.size(); ++id) {
     const Expr e{id};
     const Node& n = other.nodes_[id];
     switch (n.op) {
-      case Op::Const: map[id] = constant(other.constant_value(e)); continue;
+      case Op::Const:
+        constants_.push_back(other.constant_value(e));
+        map[id] = intern_indexed(Op::Const, 0, nullptr, 0, std::uint32_t(constants_.size() - 1), 0);
+        continue;
       case Op::NegInf: map[id] = neg_inf_; continue;
       case Op::PosInf: map[id] = pos_inf_; continue;
-      case Op::Named: map[id] = intern(Op::Named, 0, nullptr, 0, name_id(other.name(e)), 0); continue;
-      case Op::Symbol:
-        map[id] = n.aux == 1 ? int_symbol(other.symbol_tensor(e), n.b) : symbol(other.symbol_tensor(e), n.b);
-        continue;
+      case Op::Named: map[id] = intern_indexed(Op::Named, 0, nullptr, 0, name_id(other.name(e)), 0); continue;
+      case Op::Symbol: map[id] = intern_indexed(Op::Symbol, n.aux, nullptr, 0, name_id(other.symbol_tensor(e)), n.b); continue;
       default: break;
     }
     // Children come first in handle order, so they are mapped already. The
@@ -617,10 +680,24 @@ std::vector<Expr> ExprContext::import(const ExprContext& other) {
     // mapping is one to one, so nothing else changes (no new like terms or
     // duplicates appear).
     kids.clear();
-    for (std::uint32_t i = 0; i < n.n; ++i) kids.push_back(map[other.kids_[n.a + i]].id);
+    bool fresh = false;  // an operand that this import created
+    for (std::uint32_t i = 0; i < n.n; ++i) {
+      kids.push_back(map[other.kids_[n.a + i]].id);
+      fresh = fresh || kids.back() >= before;
+    }
     if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
     const std::uint32_t b = n.op == Op::Func ? name_id(other.name(e)) : n.b;
-    map[id] = intern(n.op, n.aux, kids.data(), n.n, 0, b);
+    if (!fresh) {  // it may exist here already
+      map[id] = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, b);
+      continue;
+    }
+    // Nodes of `other` are distinct, and so are their images: a node with an
+    // imported operand exists nowhere else. Appending it without a lookup
+    // saves the probes (cache misses in tables of millions of slots); it
+    // enters the tables before the next lookup.
+    const std::uint32_t added = append(n.op, n.aux, kids.data(), n.n, 0, b, node_hash(n.op, n.aux, kids.data(), n.n, 0, b));
+    unindexed_.push_back(added);
+    map[id] = Expr{added};
   }
   return map;
 }

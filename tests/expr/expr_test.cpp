@@ -257,3 +257,35 @@ TEST_CASE("import copies another context's expressions onto the same handles as 
   CHECK(here.import(there) == map);  // importing again adds nothing
   CHECK(here.size() == size);
 }
+
+TEST_CASE("import into a context that shares nodes with the other keeps one handle per expression") {
+  // `there` builds everything, `here` a part first. Imported nodes over
+  // imported operands are new; those over shared operands may exist. The
+  // products of one sum with 300 inputs overflow that sum's table window.
+  auto build = [](ExprContext& c, std::uint32_t parts) {
+    std::vector<Expr> xs, out;
+    for (std::uint32_t i = 0; i < 300; ++i) xs.push_back(c.symbol("x", i));
+    Expr acc = c.zero();
+    for (std::uint32_t p = 0; p < parts; ++p) {
+      Expr s = c.add(xs[p], c.exp(xs[p + 1]));
+      for (std::uint32_t i = 0; i < 300; ++i) acc = c.add(acc, c.mul(s, xs[i]));
+      out.push_back(acc);
+      out.push_back(c.mul(xs[p], xs[p + 2]));
+    }
+    return out;
+  };
+  ExprContext here, there;
+  std::vector<Expr> shared = build(here, 2);
+  std::vector<Expr> theirs = build(there, 5);
+  const std::vector<Expr> map = here.import(there);
+  for (std::size_t i = 0; i < shared.size(); ++i) CHECK(map[theirs[i].id] == shared[i]);
+  const std::size_t size = here.size();
+  std::vector<Expr> mine = build(here, 5);
+  CHECK(here.size() == size);  // built again: every node is found
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    CAPTURE(i);
+    CHECK(map[theirs[i].id] == mine[i]);
+  }
+  CHECK(here.import(there) == map);
+  CHECK(here.size() == size);
+}
