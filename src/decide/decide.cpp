@@ -654,12 +654,11 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   };
   if (threads >= 2 && pairs.size() >= 256) {
     const std::size_t half = pairs.size() / 2;
-    std::thread other([&] {
-      detail::RenamingMatcher own(ctx);
-      shapes(own, half, pairs.size());
-    });
+    detail::RenamingMatcher own(ctx);
+    std::thread other([&] { shapes(own, half, pairs.size()); });
     shapes(matcher, 0, half);
     other.join();
+    matcher.adopt_shapes(own);  // the renaming checks below pair operands by shape
   } else {
     shapes(matcher, 0, pairs.size());
   }
@@ -693,7 +692,7 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
       for (std::size_t w = 0; w < workers; ++w) {
         const std::size_t lo = w * chunk, hi = std::min(check.size(), lo + chunk);
         boost::asio::post(pool, [&, lo, hi] {
-          detail::RenamingMatcher own(ctx);  // its memo tables are not shared
+          detail::RenamingMatcher own(ctx, &matcher);  // its memo tables are not shared; shapes are read
           for (std::size_t k = lo; k < hi; ++k) {
             const std::size_t i = check[k], r = prev[i];
             renames_prev[i] =

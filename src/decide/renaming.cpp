@@ -1,6 +1,7 @@
 #include "renaming.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <utility>
 
 namespace tileverify::detail {
@@ -53,10 +54,48 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
       case Op::Func: h = mix(h, std::hash<std::string>()(ctx_.name(e))); break;
       default: break;
     }
-    for (Expr c : ctx_.children(e)) h = mix(h, shape_[c.id]);
+    ExprRange kids = ctx_.children(e);
+    if ((op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min) && kids.size() > 1) {
+      // Operands in shape order: renaming inputs changes handles, and so the
+      // order in which these operations keep their operands.
+      std::vector<std::uint64_t>& ks = kid_shapes_;
+      ks.clear();
+      for (Expr c : kids) ks.push_back(shape_[c.id]);
+      std::sort(ks.begin(), ks.end());
+      for (std::uint64_t k : ks) h = mix(h, k);
+    } else {
+      for (Expr c : kids) h = mix(h, shape_[c.id]);
+    }
     return h ? h : 1;
   });
   return shape_[root.id];
+}
+
+void RenamingMatcher::adopt_shapes(const RenamingMatcher& other) {
+  if (shape_.size() < other.shape_.size()) shape_.resize(other.shape_.size(), 0);
+  for (std::size_t i = 0; i < other.shape_.size(); ++i)
+    if (shape_[i] == 0) shape_[i] = other.shape_[i];
+}
+
+std::uint64_t RenamingMatcher::known_shape(std::uint32_t id) {
+  if (id < shape_.size() && shape_[id] != 0) return shape_[id];
+  if (shapes_from_ != nullptr && id < shapes_from_->shape_.size() && shapes_from_->shape_[id] != 0)
+    return shapes_from_->shape_[id];
+  return shape(Expr{id});
+}
+
+bool RenamingMatcher::pair_by_shape(ExprRange cx, ExprRange cy) {
+  sx_.clear();
+  sy_.clear();
+  for (std::uint32_t i = 0; i < cx.size(); ++i) {
+    sx_.emplace_back(known_shape(cx[i].id), i);
+    sy_.emplace_back(known_shape(cy[i].id), i);
+  }
+  std::sort(sx_.begin(), sx_.end());
+  std::sort(sy_.begin(), sy_.end());
+  for (std::size_t i = 0; i < sx_.size(); ++i)
+    if (sx_[i].first != sy_[i].first) return false;
+  return true;
 }
 
 std::uint64_t RenamingMatcher::tensors(Expr root) {
@@ -76,6 +115,13 @@ std::uint64_t RenamingMatcher::tensors(Expr root) {
 }
 
 bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
+  // Operands of sums and products are first paired in the order they are
+  // kept in (fast, and right when the renaming keeps the handle order);
+  // failing that, by shape (a renaming that reorders them).
+  return walk(a1, b1, a2, b2, false) || walk(a1, b1, a2, b2, true);
+}
+
+bool RenamingMatcher::walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape) {
   // Maps kept across calls (reset, not freed): decide_all calls this once
   // per output, on walks of thousands of nodes.
   FlatMap64& visited = visited_;
@@ -142,9 +188,19 @@ bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
     ExprRange cx = ctx_.children(x), cy = ctx_.children(y);
     if (cx.size() != cy.size()) return false;
     // Each distinct operand pair once (x * x, select(a > b, a, c)). The
-    // operands of sums, products, max and min are sorted on both sides, so a
-    // repeated pair is next to its first occurrence.
+    // operands of sums, products, max and min are sorted on both sides (by
+    // handle, or here by shape and then position), so a repeated pair is
+    // next to its first occurrence.
     const bool sorted = op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min;
+    if (sorted && by_shape && cx.size() > 1) {
+      if (!pair_by_shape(cx, cy)) return false;
+      for (std::size_t i = 0; i < sx_.size(); ++i) {
+        const std::uint32_t p = cx[sx_[i].second].id, q = cy[sy_[i].second].id;
+        if (i > 0 && p == cx[sx_[i - 1].second].id && q == cy[sy_[i - 1].second].id) continue;
+        stack.push_back({p, q});
+      }
+      continue;
+    }
     for (std::size_t i = 0; i < cx.size(); ++i) {
       bool repeated = false;
       for (std::size_t j = sorted && i > 0 ? i - 1 : 0; j < i && !repeated; ++j)

@@ -212,6 +212,42 @@ TEST_CASE("decide_all: a renaming needs one image per symbol, also where an oper
   }
 }
 
+TEST_CASE("decide_all: a renaming may reorder the operands of sums and products") {
+  // Row 0 loads q before k, row 1 k before q (as a kernel that loads a K tile
+  // once and then walks the rows of Q does): handles, and so the order in
+  // which each product keeps its operands, differ between the rows.
+  ExprContext c;
+  auto row = [&](std::uint32_t i, bool q_first) {
+    std::vector<Expr> q, k;
+    for (std::uint32_t d = 0; d < 4; ++d) {
+      if (q_first) q.push_back(c.symbol("q", i * 4 + d));
+      k.push_back(c.symbol("k", d));
+      if (!q_first) q.push_back(c.symbol("q", i * 4 + d));
+    }
+    Expr fwd = c.zero(), bwd = c.zero();
+    for (std::uint32_t d = 0; d < 4; ++d) {
+      fwd = c.add(fwd, c.mul(q[d], k[d]));
+      bwd = c.add(bwd, c.mul(k[3 - d], q[3 - d]));
+    }
+    return std::make_pair(c.exp(fwd), c.exp(bwd));
+  };
+  std::vector<std::pair<Expr, Expr>> pairs{row(0, true), row(1, false), row(2, false)};
+  // Row 3 has their shape but is false: its right side is row 1's.
+  pairs.emplace_back(row(3, false).first, pairs[1].second);
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    auto ds = decide_all(c, pairs, {}, threads);
+    CHECK(ds[0].proved());
+    CHECK(ds[0].reason.find("inputs renamed") == std::string::npos);
+    for (int i : {1, 2}) {
+      CAPTURE(i);
+      CHECK(ds[i].proved());
+      CHECK(ds[i].reason.find("inputs renamed") != std::string::npos);
+    }
+    CHECK(ds[3].refuted());
+  }
+}
+
 TEST_CASE("decide_all: renamings checked in parallel chain only through proved outputs") {
   ExprContext c;
   std::vector<std::pair<Expr, Expr>> pairs;
