@@ -666,17 +666,18 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
     if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
   std::atomic<bool> refuted{false};
   DeciderSlots deciders(ctx, limits, threads);
-  decide_batch(pairs, reps, limits, threads, deciders, out, finished, refuted);
-  // First, in parallel, whether each pair renames the previous pair of its
-  // shape: where that one is proved, so is this one. The walks cover
-  // thousands of nodes per output (an attention output's whole sum over
-  // keys) and are independent.
+  // Whether each pair renames the previous pair of its shape: where that one
+  // is proved, so is this one. The walks cover thousands of nodes per output
+  // (an attention output's whole sum over keys), are independent, and do not
+  // depend on the decisions: threads that the representatives leave idle
+  // (an attention kernel has one) start on them at once, and the others join
+  // when the representatives are decided.
   std::vector<std::size_t> prev(pairs.size(), SIZE_MAX);
   enum : char { kNo, kYes, kUnchecked };
   std::vector<char> renames_prev(pairs.size(), kUnchecked);
+  std::vector<std::size_t> check;
   {
     std::unordered_map<std::uint64_t, std::size_t> previous;
-    std::vector<std::size_t> check;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       auto [it, first] = previous.emplace(key[i], i);
       if (!first) {
@@ -685,23 +686,33 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
         check.push_back(i);
       }
     }
-    const std::size_t workers = std::min<std::size_t>(threads, check.size() / 16);
-    if (workers > 1 && !(limits.stop_at_first_refuted && refuted.load())) {
-      boost::asio::thread_pool pool(workers);
-      const std::size_t chunk = (check.size() + workers - 1) / workers;
-      for (std::size_t w = 0; w < workers; ++w) {
-        const std::size_t lo = w * chunk, hi = std::min(check.size(), lo + chunk);
-        boost::asio::post(pool, [&, lo, hi] {
-          detail::RenamingMatcher own(ctx, &matcher);  // its memo tables are not shared; shapes are read
-          for (std::size_t k = lo; k < hi; ++k) {
-            const std::size_t i = check[k], r = prev[i];
-            renames_prev[i] =
-                own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second) ? kYes : kNo;
-          }
-        });
+  }
+  std::atomic<std::size_t> next_check{0};
+  auto precheck = [&] {
+    detail::RenamingMatcher own(ctx, &matcher);  // its memo tables are not shared; shapes are read
+    constexpr std::size_t kChunk = 16;
+    for (;;) {
+      if (limits.stop_at_first_refuted && refuted.load()) return;  // nothing more will be proved
+      const std::size_t lo = next_check.fetch_add(kChunk);
+      if (lo >= check.size()) return;
+      for (std::size_t k = lo; k < std::min(check.size(), lo + kChunk); ++k) {
+        const std::size_t i = check[k], r = prev[i];
+        renames_prev[i] = own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second) ? kYes : kNo;
       }
-      pool.join();
     }
+  };
+  // Parallel only with enough walks to share (16 per thread).
+  const std::size_t check_threads = std::min<std::size_t>(threads, check.size() / 16);
+  std::vector<std::thread> early;
+  if (check_threads > 1)
+    for (std::size_t t = std::min(reps.size(), std::size_t(threads)); t < check_threads; ++t) early.emplace_back(precheck);
+  decide_batch(pairs, reps, limits, threads, deciders, out, finished, refuted);
+  if (check_threads > 1) {
+    std::vector<std::thread> late;
+    for (std::size_t t = early.size() + 1; t < check_threads; ++t) late.emplace_back(precheck);
+    precheck();
+    for (std::thread& t : early) t.join();
+    for (std::thread& t : late) t.join();
   }
   // Each pair is checked against the last proved pair of its shape (its
   // neighbour, which shares the most with it: the same row of an attention
