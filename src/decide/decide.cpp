@@ -553,10 +553,15 @@ class DeciderSlots {
   DeciderSlots(const ExprContext& ctx, const DecideLimits& limits, std::size_t n)
       : ctx_(ctx), limits_(limits), slots_(n) {}
   // Slot w is used by one worker at a time.
-  Decider& at(std::size_t w) {
+  Decision decide(std::size_t w, Expr a, Expr b) {
     if (!slots_[w]) slots_[w] = std::make_unique<Decider>(ctx_, limits_);
-    return *slots_[w];
+    if (w != 0 || first_seconds >= 0) return slots_[w]->decide(a, b);
+    const auto t0 = std::chrono::steady_clock::now();
+    Decision d = slots_[w]->decide(a, b);
+    first_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return d;
   }
+  double first_seconds = -1;  // what slot 0's first output took (< 0: none yet)
 
  private:
   const ExprContext& ctx_;
@@ -565,19 +570,19 @@ class DeciderSlots {
 };
 
 // Decides pairs[i] for every i in `which`, in parallel (worker w uses
-// deciders.at(w), w < threads).
+// decider slot w, w < threads).
 void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::vector<std::size_t>& which,
                   const DecideLimits& limits, unsigned threads, DeciderSlots& deciders, std::vector<Decision>& out,
                   const std::function<void()>& finished, std::atomic<bool>& refuted) {
   if (which.empty()) return;
   // Decides output which[k] unless `skip`; returns whether it was refuted.
-  auto one = [&](Decider& dec, std::size_t k, bool skip) {
+  auto one = [&](std::size_t w, std::size_t k, bool skip) {
     const std::size_t i = which[k];
     bool refuted_here = false;
     if (skip) {
       out[i].reason = "not decided: another output was refuted first";
     } else {
-      out[i] = dec.decide(pairs[i].first, pairs[i].second);
+      out[i] = deciders.decide(w, pairs[i].first, pairs[i].second);
       refuted_here = out[i].refuted();
       if (refuted_here) refuted = true;
     }
@@ -585,10 +590,26 @@ void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::ve
     return refuted_here;
   };
   std::size_t workers = std::min<std::size_t>(threads, which.size());
-  if (workers == 1) {
-    Decider& dec = deciders.at(0);
-    for (std::size_t k = 0; k < which.size(); ++k) one(dec, k, limits.stop_at_first_refuted && refuted.load());
-    return;
+  std::size_t start = 0;  // outputs before it are decided already
+  auto sequential = [&](std::size_t from) {
+    for (std::size_t k = from; k < which.size(); ++k) one(0, k, limits.stop_at_first_refuted && refuted.load());
+  };
+  if (workers == 1) return sequential(0);
+  if (which.size() > 8) {
+    // Outputs that share one large subexpression (the denominator of all 128
+    // outputs of a softmax row) are cheap once a Decider has its normal form,
+    // and each further thread would normalize it again. A fresh Decider's
+    // first output shows what that costs, a next one what an output costs
+    // alone; more threads only when the rest is worth twice the first.
+    auto timed = [&](std::size_t k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      one(0, k, limits.stop_at_first_refuted && refuted.load());
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (deciders.first_seconds < 0) timed(start++);  // records first_seconds
+    const double alone = timed(start++);
+    if ((limits.stop_at_first_refuted && refuted.load()) || double(which.size() - start) * alone < 2 * deciders.first_seconds)
+      return sequential(start);
   }
   // Workers take short runs of consecutive outputs in index order
   // (neighbouring outputs share subexpressions, which each worker's Decider
@@ -598,7 +619,7 @@ void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::ve
   // Runs of up to 8, and for a few outputs an equal share per worker (4
   // representatives of an attention kernel: two neighbours each).
   const std::size_t kRun = std::min<std::size_t>(8, (which.size() + workers - 1) / workers);
-  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> next{start};
   std::atomic<std::size_t> first_refuted{SIZE_MAX};
   const bool refuted_before = refuted.load();  // by an earlier batch
   auto past_first_refuted = [&](std::size_t k) {
@@ -607,12 +628,11 @@ void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::ve
   boost::asio::thread_pool pool(workers);
   for (std::size_t w = 0; w < workers; ++w) {
     boost::asio::post(pool, [&, w] {
-      Decider& dec = deciders.at(w);
       for (;;) {
         const std::size_t lo = next.fetch_add(kRun);
         if (lo >= which.size()) break;
         for (std::size_t k = lo; k < std::min(which.size(), lo + kRun); ++k) {
-          if (!one(dec, k, past_first_refuted(k))) continue;
+          if (!one(w, k, past_first_refuted(k))) continue;
           std::size_t seen = first_refuted.load();
           while (k < seen && !first_refuted.compare_exchange_weak(seen, k)) {
           }
