@@ -12,8 +12,15 @@
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <iosfwd>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tileverify {
@@ -31,14 +38,121 @@ const char* space_name(Space s);
 
 enum class Role : std::uint8_t { In, Out, InOut, Scratch };
 
+// An immutable string whose copies share one buffer. Every instruction of a
+// program, and every operand of a parsed PTX file, names the same file: as a
+// std::string, each copy of a long path was a heap allocation (most of the
+// cost of reading a small kernel). It reads as a const std::string (it
+// converts to one, and has the common members and operators), but can only
+// be replaced as a whole. Copies may be made and dropped from several
+// threads at once (the count is atomic).
+class SharedString {
+ public:
+  SharedString() noexcept = default;
+  SharedString(const std::string& s) : bits_(s.empty() ? 0 : bits_of(new Rep{{1}, s})) {}
+  SharedString(std::string&& s) : bits_(s.empty() ? 0 : bits_of(new Rep{{1}, std::move(s)})) {}
+  SharedString(const char* s) : SharedString(std::string(s)) {}
+  SharedString(const SharedString& o) noexcept : bits_(o.bits_) { retain(); }
+  SharedString(SharedString&& o) noexcept : bits_(o.bits_) { o.bits_ = 0; }
+  SharedString& operator=(const SharedString& o) noexcept {
+    o.retain();
+    release();
+    bits_ = o.bits_;
+    return *this;
+  }
+  SharedString& operator=(SharedString&& o) noexcept {
+    if (this != &o) {
+      release();
+      bits_ = o.bits_;
+      o.bits_ = 0;
+    }
+    return *this;
+  }
+  ~SharedString() { release(); }
+
+  // s, kept until the process ends, so that copies of it count nothing: even
+  // uncontended, the atomic count of each copy made and dropped was a good
+  // part of parsing a file whose path all its instructions share. For such
+  // strings, of which a process sees few (file paths). Past a few thousand
+  // distinct strings, it returns a counted copy instead, so that a process
+  // that reads ever new files does not keep ever more of them.
+  static SharedString interned(const std::string& s);
+
+  const std::string& str() const noexcept { return bits_ ? rep()->text : empty_string(); }
+  operator const std::string&() const noexcept { return str(); }
+  bool empty() const noexcept { return bits_ == 0; }
+  std::size_t size() const noexcept { return str().size(); }
+  std::size_t length() const noexcept { return str().size(); }
+  const char* c_str() const noexcept { return str().c_str(); }
+  const char* data() const noexcept { return str().data(); }
+  char operator[](std::size_t i) const { return str()[i]; }
+  std::string::const_iterator begin() const noexcept { return str().begin(); }
+  std::string::const_iterator end() const noexcept { return str().end(); }
+  template <class... A>
+  std::size_t find(A&&... a) const {
+    return str().find(std::forward<A>(a)...);
+  }
+  template <class... A>
+  std::size_t rfind(A&&... a) const {
+    return str().rfind(std::forward<A>(a)...);
+  }
+  std::string substr(std::size_t pos = 0, std::size_t n = std::string::npos) const { return str().substr(pos, n); }
+  // Whether both share one buffer: then they are equal without a comparison.
+  bool same_buffer(const SharedString& o) const noexcept { return bits_ == o.bits_; }
+
+ private:
+  struct Rep {
+    std::atomic<std::size_t> refs;
+    std::string text;
+  };
+  // The Rep's address; its low bit set: interned (no count).
+  static constexpr std::uintptr_t kInterned = 1;
+  static std::uintptr_t bits_of(Rep* r) noexcept { return reinterpret_cast<std::uintptr_t>(r); }
+  Rep* rep() const noexcept { return reinterpret_cast<Rep*>(bits_ & ~kInterned); }
+  bool counted() const noexcept { return bits_ != 0 && (bits_ & kInterned) == 0; }
+  void retain() const noexcept {
+    if (counted()) rep()->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() noexcept {
+    if (counted()) drop();
+    bits_ = 0;
+  }
+  void drop() noexcept {
+    // A sole owner needs no atomic read-modify-write: no other thread can
+    // be copying a string that only this one holds.
+    if (rep()->refs.load(std::memory_order_acquire) == 1 || rep()->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete rep();
+  }
+  static const std::string& empty_string() noexcept;
+  std::uintptr_t bits_ = 0;  // 0: the empty string
+};
+
+inline bool operator==(const SharedString& a, const SharedString& b) { return a.same_buffer(b) || a.str() == b.str(); }
+inline bool operator==(const SharedString& a, const std::string& b) { return a.str() == b; }
+inline bool operator==(const std::string& a, const SharedString& b) { return a == b.str(); }
+inline bool operator==(const SharedString& a, const char* b) { return a.str() == b; }
+inline bool operator==(const char* a, const SharedString& b) { return a == b.str(); }
+inline bool operator!=(const SharedString& a, const SharedString& b) { return !(a == b); }
+inline bool operator!=(const SharedString& a, const std::string& b) { return !(a == b); }
+inline bool operator!=(const std::string& a, const SharedString& b) { return !(a == b); }
+inline bool operator!=(const SharedString& a, const char* b) { return !(a == b); }
+inline bool operator!=(const char* a, const SharedString& b) { return !(a == b); }
+inline bool operator<(const SharedString& a, const SharedString& b) { return a.str() < b.str(); }
+inline std::string operator+(const SharedString& a, const std::string& b) { return a.str() + b; }
+inline std::string operator+(const std::string& a, const SharedString& b) { return a + b.str(); }
+inline std::string operator+(const SharedString& a, const char* b) { return a.str() + b; }
+inline std::string operator+(const char* a, const SharedString& b) { return a + b.str(); }
+inline std::string operator+(const SharedString& a, char b) { return a.str() + b; }
+inline std::string operator+(char a, const SharedString& b) { return a + b.str(); }
+std::ostream& operator<<(std::ostream& os, const SharedString& s);
+
 // A place in the source the program came from (a PTX file, or a builder call site).
 struct SourceLoc {
-  std::string file;
+  SharedString file;
   std::uint32_t line = 0;
   std::uint32_t column = 0;
   // The CUDA source line this place was compiled from, "k.cu:31", when the
   // PTX carries it (.loc debug info: nvcc -lineinfo or -G); empty otherwise.
-  std::string source = {};
+  SharedString source = {};
   std::string text() const;         // "file:line:column", or "instruction N" when unknown
   std::string with_source() const;  // text() and, when known, " (k.cu:31)"
 };
@@ -118,6 +232,154 @@ enum class Opcode : std::uint8_t {
 };
 const char* opcode_name(Opcode op);
 
+// A vector of trivially copyable elements that keeps up to N of them in
+// itself: an instruction's destinations and sources were two heap blocks
+// each (a third of the cost of lowering a PTX kernel, and again to free
+// them). It has the vector members that Programs are built and read with,
+// and is assigned from a std::vector or a {..} list.
+template <class T, std::size_t N>
+class SmallVector {
+  static_assert(std::is_trivially_copyable<T>::value, "elements are copied as bytes");
+
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using reference = T&;
+  using const_reference = const T&;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  SmallVector() noexcept = default;
+  SmallVector(std::initializer_list<T> l) { assign(l.begin(), l.size()); }
+  template <class A>
+  SmallVector(const std::vector<T, A>& v) {
+    assign(v.data(), v.size());
+  }
+  SmallVector(const SmallVector& o) { assign(o.data_, o.size_); }
+  SmallVector(SmallVector&& o) noexcept { take(o); }
+  SmallVector& operator=(const SmallVector& o) {
+    if (this != &o) {
+      size_ = 0;
+      assign(o.data_, o.size_);
+    }
+    return *this;
+  }
+  SmallVector& operator=(SmallVector&& o) noexcept {
+    if (this != &o) {
+      free_heap();
+      take(o);
+    }
+    return *this;
+  }
+  SmallVector& operator=(std::initializer_list<T> l) {
+    size_ = 0;
+    assign(l.begin(), l.size());
+    return *this;
+  }
+  template <class A>
+  SmallVector& operator=(const std::vector<T, A>& v) {
+    size_ = 0;
+    assign(v.data(), v.size());
+    return *this;
+  }
+  ~SmallVector() { free_heap(); }
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  std::size_t capacity() const noexcept { return cap_; }
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
+  T* begin() noexcept { return data_; }
+  T* end() noexcept { return data_ + size_; }
+  const T* begin() const noexcept { return data_; }
+  const T* end() const noexcept { return data_ + size_; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T& at(std::size_t i) {
+    if (i >= size_) throw std::out_of_range("SmallVector::at");
+    return data_[i];
+  }
+  const T& at(std::size_t i) const {
+    if (i >= size_) throw std::out_of_range("SmallVector::at");
+    return data_[i];
+  }
+  T& front() noexcept { return data_[0]; }
+  const T& front() const noexcept { return data_[0]; }
+  T& back() noexcept { return data_[size_ - 1]; }
+  const T& back() const noexcept { return data_[size_ - 1]; }
+
+  void reserve(std::size_t n) {
+    if (n > cap_) grow(n);
+  }
+  void push_back(const T& x) {
+    if (size_ == cap_) {
+      const T copy = x;  // x may be an element of this vector
+      grow(2 * std::size_t(cap_));
+      data_[size_++] = copy;
+      return;
+    }
+    data_[size_++] = x;
+  }
+  template <class... A>
+  T& emplace_back(A&&... a) {
+    push_back(T{std::forward<A>(a)...});
+    return back();
+  }
+  void pop_back() noexcept { --size_; }
+  void clear() noexcept { size_ = 0; }
+  void resize(std::size_t n, const T& x = T()) {
+    reserve(n);
+    for (std::size_t i = size_; i < n; ++i) data_[i] = x;
+    size_ = std::uint32_t(n);
+  }
+
+  friend bool operator==(const SmallVector& a, const SmallVector& b) {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (!(a.data_[i] == b.data_[i])) return false;
+    return true;
+  }
+  friend bool operator!=(const SmallVector& a, const SmallVector& b) { return !(a == b); }
+
+ private:
+  T* local() noexcept { return reinterpret_cast<T*>(local_); }
+  bool on_heap() const noexcept { return cap_ > N; }
+  void free_heap() noexcept {
+    if (on_heap()) ::operator delete(data_);
+    data_ = local();
+    cap_ = N;
+    size_ = 0;
+  }
+  // Appends n elements to an emptied vector.
+  void assign(const T* from, std::size_t n) {
+    reserve(n);
+    if (n) std::memcpy(static_cast<void*>(data_), from, n * sizeof(T));
+    size_ = std::uint32_t(n);
+  }
+  void take(SmallVector& o) noexcept {
+    if (o.on_heap()) {
+      data_ = o.data_;
+      cap_ = o.cap_;
+    } else if (o.size_) {
+      std::memcpy(static_cast<void*>(local()), o.local(), o.size_ * sizeof(T));
+    }
+    size_ = o.size_;
+    o.data_ = o.local();
+    o.cap_ = N;
+    o.size_ = 0;
+  }
+  void grow(std::size_t n) {
+    T* d = static_cast<T*>(::operator new(n * sizeof(T)));
+    if (size_) std::memcpy(static_cast<void*>(d), data_, size_ * sizeof(T));
+    if (on_heap()) ::operator delete(data_);
+    data_ = d;
+    cap_ = std::uint32_t(n);
+  }
+  T* data_ = local();
+  std::uint32_t size_ = 0, cap_ = N;
+  alignas(T) unsigned char local_[N * sizeof(T)];
+};
+
 enum class ShflMode : std::uint8_t { Up, Down, Bfly, Idx };
 enum class VoteMode : std::uint8_t { All, Any, Ballot };
 enum class MmaShape : std::uint8_t { M16N8K8, M16N8K16 };
@@ -140,8 +402,8 @@ struct Instr {
   bool saturate = false;       // Cvt .sat: clamp a float to [0, 1]
   std::int32_t guard = -1;     // predicate register; -1: always
   bool guard_negated = false;
-  std::vector<std::uint32_t> dst;  // destination registers (vectors and fragments have several)
-  std::vector<Operand> src;
+  SmallVector<std::uint32_t, 4> dst;  // destination registers (vectors and fragments have several)
+  SmallVector<Operand, 3> src;
   std::uint32_t target = 0;        // Bra: instruction index
   SourceLoc loc;
 };

@@ -869,7 +869,7 @@ std::string Report::json() const {
     x["kind"] = diag_kind_name(d.kind);
     x["message"] = d.message;
     x["location"] = d.loc.text();
-    if (!d.loc.source.empty()) x["source"] = d.loc.source;  // the CUDA line (.loc debug info)
+    if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
     x["threads"] = d.threads;
     if (!d.buffer.empty()) {
       x["buffer"] = d.buffer;
@@ -881,7 +881,7 @@ std::string Report::json() const {
                            {"kind", a.kind.empty() ? (a.write ? "write" : "read") : a.kind},
                            {"location", a.loc.text()},
                            {"instruction", a.instr}};
-      if (!a.loc.source.empty()) ax["source"] = a.loc.source;
+      if (!a.loc.source.empty()) ax["source"] = a.loc.source.str();
       x["accesses"].push_back(ax);
     }
     j["diagnostics"].push_back(x);

@@ -1638,7 +1638,7 @@ class Machine {
 
   // Element i of a fragment held in registers regs[first...]: two per register
   // for 16-bit inputs (low half first), one for tf32 and the accumulators.
-  V fragment(std::uint32_t t, const std::vector<Operand>& src, std::size_t first, int i, int per_reg, DType ty) {
+  V fragment(std::uint32_t t, const decltype(Instr::src)& src, std::size_t first, int i, int per_reg, DType ty) {
     Val<V> v = operand(t, src[first + std::size_t(i / per_reg)]);
     if (per_reg == 1) return as_float(t, v, ty);
     if (v.kind != VKind::Pair)
@@ -1796,7 +1796,7 @@ class Machine {
 
   static int slots_per_reg(DType t) { return dtype_bytes(t) == 2 ? 2 : 1; }
 
-  void set_fragment(std::uint32_t t, const std::vector<std::uint32_t>& regs, const std::vector<V>& slots, int per) {
+  void set_fragment(std::uint32_t t, const decltype(Instr::dst)& regs, const std::vector<V>& slots, int per) {
     for (std::size_t r = 0; r < regs.size(); ++r) {
       Val<V> v = float_val(slots[r * std::size_t(per)]);
       if (per == 2) {

@@ -2,8 +2,10 @@
 #include "tileverify/program.hpp"
 
 #include <cstdio>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace tileverify {
 
@@ -58,8 +60,32 @@ const char* atom_op_name(AtomOp op) {
   return names[std::size_t(op)];
 }
 
+const std::string& SharedString::empty_string() noexcept {
+  static const std::string empty;
+  return empty;
+}
+
+SharedString SharedString::interned(const std::string& s) {
+  if (s.empty()) return {};
+  constexpr std::size_t kMaxInterned = 4096;
+  static std::mutex mutex;
+  // Never destroyed: interned strings may be read during static destruction.
+  static auto* const table = new std::unordered_map<std::string, Rep*>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = table->find(s);
+  if (it == table->end()) {
+    if (table->size() >= kMaxInterned) return SharedString(s);
+    it = table->emplace(s, new Rep{{1}, s}).first;
+  }
+  SharedString r;
+  r.bits_ = bits_of(it->second) | kInterned;
+  return r;
+}
+
+std::ostream& operator<<(std::ostream& os, const SharedString& s) { return os << s.str(); }
+
 std::string SourceLoc::text() const {
-  if (line == 0) return file.empty() ? std::string("<unknown>") : file;
+  if (line == 0) return file.empty() ? std::string("<unknown>") : file.str();
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 

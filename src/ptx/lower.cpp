@@ -562,9 +562,9 @@ class Lowering {
     fail(o.loc, "'" + o.name + "' in an address is not a declared register, variable or parameter");
   }
 
-  std::vector<std::uint32_t> dsts(const ptx::Operand& o) {
+  decltype(Instr::dst) dsts(const ptx::Operand& o) {
     if (o.kind != ptx::Operand::Kind::Vector) return {reg_of(o)};
-    std::vector<std::uint32_t> d;
+    decltype(Instr::dst) d;
     d.reserve(o.elements.size());
     for (const auto& e : o.elements) d.push_back(reg_of(e));
     return d;
@@ -1126,7 +1126,7 @@ class Lowering {
     for (std::size_t r = 0; r < nrets; ++r) bind(rets->elements[r], callee->returns[r], true, &copy_back);
 
     call_stack_.push_back(fname.name);
-    std::string outer_source = call_source_;
+    SharedString outer_source = call_source_;
     call_source_ = in.loc.source;
     lower_body(f);
     call_source_ = outer_source;
@@ -1338,7 +1338,7 @@ class Lowering {
   std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
   std::vector<std::string> call_stack_;                   // functions being inlined, outermost first
-  std::string call_source_;                               // the CUDA line of the call being inlined
+  SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   // The expf idiom, by function body (found once, however often inlined):
   // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.

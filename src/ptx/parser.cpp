@@ -3,14 +3,20 @@
 // For a small kernel pair, reading the PTX used to take most of an
 // equivalence check, so this file avoids work per token: a token is a view
 // into the source text with its line and column (no string of its own, no
-// SourceLoc, whose file name is a heap string), and a SourceLoc is built only
-// where the Module keeps one or an error reports one.
+// SourceLoc), and a SourceLoc is built only where the Module keeps one or an
+// error reports one. The Module's SourceLocs all share one interned file
+// name (SharedString::interned): copying it costs neither an allocation nor
+// an atomic count.
 #include "tileverify/ptx.hpp"
 
 #include <algorithm>
 #include <array>
-#include <fstream>
+#include <cerrno>
 #include <string_view>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tileverify::ptx {
 
@@ -250,8 +256,8 @@ void lex(const std::string& text, const std::string& file, Lexed& out) {
 
 class Parser {
  public:
-  Parser(Lexed&& lexed, const std::string& file)
-      : t_(std::move(lexed.tokens)), brace_counts_(std::move(lexed.brace_counts)), file_(file) {
+  Parser(const Lexed& lexed, const std::string& file)
+      : t_(lexed.tokens), brace_counts_(lexed.brace_counts), file_(SharedString::interned(file)) {
     m_.file = file;
   }
 
@@ -511,7 +517,7 @@ class Parser {
     skip_line(line);
   }
 
-  static void mark(ptx::Operand& o, const std::string& src) {
+  static void mark(ptx::Operand& o, const SharedString& src) {
     o.loc.source = src;
     for (ptx::Operand& e : o.elements) mark(e, src);
   }
@@ -522,7 +528,7 @@ class Parser {
     // Runs of instructions share a .loc: the text is built once a run.
     int last_file = -1;
     std::uint32_t last_line = 0;
-    std::string src;
+    SharedString src;
     for (Kernel& k : m_.kernels)
       for (Statement& st : k.body) {
         Instruction& in = st.instr;
@@ -723,7 +729,7 @@ class Parser {
         Statement& s = k.body.emplace_back();
         s.kind = Statement::Kind::Label;
         set_loc(s.loc, t);
-        s.label = str(next().text());
+        s.label.assign(next().text());
         next();
       } else {
         // Built in place: on an error the whole Module is dropped anyway.
@@ -740,8 +746,8 @@ class Parser {
     do {
       RegDecl r;
       set_loc(r.loc, peek());
-      r.type = str(type);
-      r.name = str(ident("a register name"));
+      r.type.assign(type);
+      r.name.assign(ident("a register name"));
       if (accept('<')) {
         r.count = int(integer("a register count"));
         expect('>', "after a register count");
@@ -757,7 +763,7 @@ class Parser {
     const bool guarded = accept('@');
     if (guarded) {
       in.guard_negated = accept('!');
-      in.guard = str(ident("a guard predicate"));
+      in.guard.assign(ident("a guard predicate"));
     }
     if (peek().kind != Token::Kind::Ident)
       fail(peek(), at_end() ? std::string("unexpected end of file: expected an instruction")
@@ -768,7 +774,7 @@ class Parser {
     in.debug_file = debug_file_;
     in.debug_line = debug_line_;
     in.debug_column = debug_column_;
-    in.opcode = str(op.text());
+    in.opcode.assign(op.text());
     if (!is(';')) {
       in.operands.reserve(count_items(';'));
       operand(in.operands.emplace_back());
@@ -794,7 +800,7 @@ class Parser {
     set_loc(o.loc, peek());
     if (accept('[')) {
       o.kind = Operand::Kind::Address;
-      if (peek().kind == Token::Kind::Ident) o.name = str(next().text());
+      if (peek().kind == Token::Kind::Ident) o.name.assign(next().text());
       else o.value = integer("an address");
       if (accept('+')) o.value += integer("an address offset");
       else if (is('-')) o.value += integer("an address offset");
@@ -818,9 +824,9 @@ class Parser {
       return;
     }
     if (peek().kind == Token::Kind::Ident) {
-      o.name = str(next().text());
+      o.name.assign(next().text());
       o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
-      if (accept('|')) o.pred_out = str(ident("a predicate after '|'"));
+      if (accept('|')) o.pred_out.assign(ident("a predicate after '|'"));
       return;
     }
     bool neg = accept('-');
@@ -849,10 +855,10 @@ class Parser {
     }
   }
 
-  std::vector<Token> t_;
-  std::vector<std::pair<std::size_t, std::size_t>> brace_counts_;
+  const std::vector<Token>& t_;
+  const std::vector<std::pair<std::size_t, std::size_t>>& brace_counts_;
   std::size_t p_ = 0;
-  const std::string& file_;
+  const SharedString file_;  // every SourceLoc of the Module shares it
   Module m_;
   int debug_file_ = -1;  // the .loc in force
   std::uint32_t debug_line_ = 0, debug_column_ = 0;
@@ -861,27 +867,48 @@ class Parser {
 }  // namespace
 
 ParseResult parse_ptx(const std::string& text, const std::string& file) {
+  // The token array of a small file is a large block (about 12 bytes of
+  // tokens a byte of text): allocated and freed for every parse, it cost
+  // more than lexing into it. Each thread keeps its own for the next parse,
+  // unless it grew past what a usual PTX file needs.
+  thread_local Lexed lexed;
+  lexed.tokens.clear();
+  lexed.brace_counts.clear();
   ParseResult r;
   try {
-    Lexed lexed;
     lex(text, file, lexed);  // the whole file first: a lexical error anywhere wins
-    r.module = Parser(std::move(lexed), file).run();
+    r.module = Parser(lexed, file).run();
   } catch (Failure& f) {
     r.error = std::move(f.error);
   }
+  constexpr std::size_t kKeep = std::size_t(1) << 20;  // tokens: 24 MiB
+  if (lexed.tokens.capacity() > kKeep) lexed = Lexed();
   return r;
 }
 
 ParseResult parse_ptx_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // POSIX reads straight into the string, sized from fstat: an ifstream
+  // (its locale, its buffer, a copy out of it) cost as much as parsing a
+  // small file. As with the stream, a read error ends the text where it is.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     ParseResult r;
     r.error = Error{SourceLoc{path, 0, 0}, "cannot read the file"};
     return r;
   }
+  struct stat st {};
   std::string text;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) text.append(buf, std::size_t(in.gcount()));
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) text.resize(std::size_t(st.st_size));
+  std::size_t used = 0;
+  for (;;) {
+    if (used == text.size()) text.resize(used + (std::size_t(1) << 16));  // the file grew, or its size is unknown
+    const ssize_t got = ::read(fd, &text[used], text.size() - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    used += std::size_t(got);
+  }
+  ::close(fd);
+  text.resize(used);
   return parse_ptx(text, path);
 }
 
