@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 namespace tileverify {
 
@@ -198,8 +199,6 @@ class Machine {
     arrival_.assign(n_, 0);
     pc_.assign(n_, 0);
     vc_.assign(std::size_t(n_) * n_, 0);
-    open_copies_.assign(n_, {});
-    copy_groups_.assign(n_, {});
     param_buf_.assign(p_.params.size(), kNone);
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       const LaunchArg& a = l_.args[i];
@@ -340,9 +339,11 @@ class Machine {
   std::vector<std::uint32_t> sync_set(std::uint32_t t, const Instr& in) {
     std::vector<std::uint32_t> s;
     if (in.op == Opcode::Bar) {
-      for (std::uint32_t u = 0; u < n_; ++u) s.push_back(u);
+      s.resize(n_);
+      for (std::uint32_t u = 0; u < n_; ++u) s[u] = u;
       return s;
     }
+    s.reserve(32);
     std::uint32_t mask = 0xffffffffu;  // mma.sync.aligned and ldmatrix.sync.aligned: the whole warp
     auto mask_at = [&](std::size_t i) {
       return std::uint32_t(as_int(t, operand(t, in.src[i]), "a member mask"));  // an immediate or a register
@@ -406,7 +407,10 @@ class Machine {
       std::vector<std::uint32_t> group;
       for (std::uint32_t u : set) {
         if (state_[u] == TState::Done) continue;
-        if (state_[u] != TState::Wait || pc_[u] != pc_[t] || sync_set(u, p_.code[pc_[u]]) != set) {
+        // A CTA barrier's set is every thread, whoever asks: only a warp
+        // collective's (its mask operand) needs each member's own.
+        if (state_[u] != TState::Wait || pc_[u] != pc_[t] ||
+            (in.op != Opcode::Bar && sync_set(u, p_.code[pc_[u]]) != set)) {
           complete = false;
           break;
         }
@@ -894,11 +898,13 @@ class Machine {
         cp_async(t, in);
         break;
       case Opcode::CpAsyncCommit:
+        need_copy_groups();
         copy_groups_[t].push_back(std::move(open_copies_[t]));
         open_copies_[t].clear();
         break;
       case Opcode::CpAsyncWait: {
         // wait_all is commit_group + wait_group 0 (PTX ISA).
+        need_copy_groups();
         if (in.mode == 1) {
           copy_groups_[t].push_back(std::move(open_copies_[t]));
           open_copies_[t].clear();
@@ -1210,8 +1216,18 @@ class Machine {
       copies_.push_back(cp);
       std::uint32_t id = std::uint32_t(copies_.size());
       dm.pending[dc] = id;
+      need_copy_groups();
       open_copies_[t].push_back(id);
     }
+  }
+
+  // The per-thread cp.async bookkeeping, made on first use: a deque per
+  // thread is two allocations, which a kernel without cp.async (most) would
+  // pay for every thread of every run.
+  void need_copy_groups() {
+    if (!copy_groups_.empty()) return;
+    open_copies_.assign(n_, {});
+    copy_groups_.assign(n_, {});
   }
 
   // The copies of a group complete: each writes its element now, checked as a
@@ -1239,7 +1255,201 @@ class Machine {
       for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
   }
 
+  // ------------------------------------------------------------ symbolic memo
+  // The threads of a CTA often compute the very same values: in an online
+  // softmax every thread recomputes the running max and the rescaled
+  // denominator over the whole row, so all but one thread repeat each
+  // operation on the same expressions. An ExprContext operation is a pure
+  // function of its operand handles (the context only ever adds nodes, and a
+  // repeated operation finds the nodes the first one made), so the same
+  // float operation on the same source handles always yields the same
+  // handle. The memo remembers those results, keyed by the operation and the
+  // source handles: a hit replaces the domain calls (an fma is a mul and an
+  // add, a cvt.sat a max, a min and two constants) and their
+  // canonicalization by a comparison. Only instructions whose sources are
+  // all plain float values take this path; anything else (undefined
+  // registers, float bits in integer registers, pairs) goes the ordinary
+  // way, diagnostics included.
+  //
+  // Threads that repeat each other run the same instructions in the same
+  // order, so the memo is a log of results in the order they were made, and
+  // each thread has a cursor where it expects its next one: a thread
+  // following another reads the log front to back (in cache, prefetched),
+  // where a hash table would miss cache on every probe. A hash index into
+  // the log finds an entry when the cursor guessed wrong (a thread that took
+  // another branch, or made an entry of its own).
+  //
+  // The log holds at most memo_cap_ entries and starts over when full. The
+  // cap starts small (a tiny kernel pays for a few KB, on first use) and
+  // doubles, up to kMemoMaxCap, while the operations the memo misses keep
+  // finding their result among the nodes this run has made: that is
+  // recomputation a larger log would have caught. Kernels whose threads
+  // compute different values make new nodes instead and keep it small
+  // (results made by an earlier run into the same context, as the second
+  // kernel of a pair finds the first one's, do not count: this run's memo
+  // holds none of those).
+  static constexpr bool kMemo = std::is_same<D, SymbolicDomain>::value;
+  static constexpr std::uint32_t kNoKey = UINT32_MAX;  // an unused operand of a key
+  static constexpr std::size_t kMemoMinCap = 256, kMemoMaxCap = std::size_t(1) << 16;
+  struct MemoEntry {
+    std::uint32_t tag;             // the operation: opcode, .sat, .relu, a select's comparison
+    std::uint32_t k0, k1, k2, k3;  // the sources' handles (kNoKey: none)
+    std::uint32_t r;               // the result's handle
+  };
+
+  // The handle of a source that is a plain float value (a float register or
+  // immediate), else kNoKey (no valid handle is kNoKey).
+  std::uint32_t plain_float(std::uint32_t t, const Operand& o) {
+    if (o.kind == Operand::Kind::Reg) {
+      const Val<V>& r = reg(t, o.index);
+      return r.kind == VKind::Float ? r.f.id : kNoKey;
+    }
+    return o.kind == Operand::Kind::Float ? constant_operand(o.index).id : kNoKey;
+  }
+
+  // set(t, r, float_val(x)), field by field: building the value on the stack
+  // and copying it whole stalls on store forwarding.
+  void set_float(std::uint32_t t, std::uint32_t r, V x) {
+    Val<V>& d = reg(t, r);
+    d.kind = VKind::Float;
+    d.cmp = Cmp::EQ;
+    d.buf = 0;
+    d.i = 0;
+    d.f = x;
+    d.g = V{};
+    d.sched = 0;
+  }
+
+  std::size_t memo_slot(std::uint32_t tag, std::uint32_t k0, std::uint32_t k1, std::uint32_t k2,
+                        std::uint32_t k3) const {
+    std::uint64_t h = (std::uint64_t(k0) << 32 | k1) * 0x9E3779B97F4A7C15ull;
+    h ^= (std::uint64_t(k2) << 32 | k3) * 0xC2B2AE3D27D4EB4Full;
+    h ^= std::uint64_t(tag) * 0x165667B19E3779F9ull;
+    h ^= h >> 29;
+    return std::size_t((h * 0x9E3779B97F4A7C15ull) >> memo_shift_);
+  }
+
+  // A cap of `cap` entries, with an index of 2 * cap slots over the log.
+  void memo_reserve(std::size_t cap) {
+    memo_cap_ = cap;
+    memo_log_.reserve(cap);
+    unsigned bits = 1;
+    while ((std::size_t(1) << bits) < 2 * cap) ++bits;
+    memo_shift_ = 64 - bits;
+    memo_index_.assign(std::size_t(1) << bits, kNoKey);
+    for (std::size_t i = 0; i < memo_log_.size(); ++i) {
+      const MemoEntry& e = memo_log_[i];
+      memo_index_[memo_slot(e.tag, e.k0, e.k1, e.k2, e.k3)] = std::uint32_t(i);
+    }
+    memo_repeats_ = 0;
+  }
+
+  // Runs a float instruction through the memo when it can; false: the caller
+  // runs it the ordinary way. Instantiated for the symbolic domain only.
+  bool memo_compute(std::uint32_t t, const Instr& in) {
+    std::uint32_t k0 = kNoKey, k1 = kNoKey, k2 = kNoKey, k3 = kNoKey, cmp = 0;
+    switch (in.op) {
+      case Opcode::Cvt:
+        if (in.src.size() != 1 || !dtype_is_float(in.type) || !dtype_is_float(in.src_type) ||
+            (k0 = plain_float(t, in.src[0])) == kNoKey)
+          return false;
+        if (!in.saturate && in.mode != 1) {  // the identity: nothing to remember
+          set_float(t, in.dst[0], V{k0});
+          return true;
+        }
+        break;
+      case Opcode::Selp: {
+        if (!dtype_is_float(in.type) || in.src.size() < 3 || in.src[2].kind != Operand::Kind::Reg) return false;
+        const Val<V>& p = reg(t, in.src[2].index);
+        if (p.kind != VKind::Cond || (k2 = plain_float(t, in.src[0])) == kNoKey ||
+            (k3 = plain_float(t, in.src[1])) == kNoKey)
+          return false;
+        k0 = p.f.id;
+        k1 = p.g.id;
+        cmp = std::uint32_t(p.cmp);
+        break;
+      }
+      default: {
+        const std::size_t n = float_arity(in.op);
+        if (n == 0 || in.src.size() < n || !dtype_is_float(in.type)) return false;
+        if ((k0 = plain_float(t, in.src[0])) == kNoKey) return false;
+        if (n > 1 && (k1 = plain_float(t, in.src[1])) == kNoKey) return false;
+        if (n > 2 && (k2 = plain_float(t, in.src[2])) == kNoKey) return false;
+      }
+    }
+    // The operation, not the pc: nvcc's expf computes the same sum twice
+    // (once for the float, once for its bits), and the lanes of a butterfly
+    // reduction take max(a, b) and max(b, a). The result is a function of the
+    // opcode and flags (float_apply ignores the float type) and of the
+    // sources, in either order for the commutative ones (ExprContext orders
+    // their operands itself; fma's product too).
+    const Opcode op = in.op == Opcode::Mad ? Opcode::Fma : in.op;  // float mad is fma (float_apply)
+    const std::uint32_t tag =
+        ((std::uint32_t(op) << 1 | in.saturate) << 1 | (op == Opcode::Cvt && in.mode == 1)) << 3 | cmp;
+    switch (op) {
+      case Opcode::Add:
+      case Opcode::Mul:
+      case Opcode::Min:
+      case Opcode::Max:
+      case Opcode::Fma:
+        if (k1 < k0) std::swap(k0, k1);
+        break;
+      default: break;
+    }
+    auto match = [&](const MemoEntry& e) {
+      return e.tag == tag && e.k0 == k0 && e.k1 == k1 && e.k2 == k2 && e.k3 == k3;
+    };
+    if (memo_cap_ == 0) {
+      memo_reserve(kMemoMinCap);
+      memo_cursor_.assign(n_, 0);
+      memo_base_ = d_.context().size();
+    }
+    std::uint32_t& cursor = memo_cursor_[t];
+    if (cursor < memo_log_.size() && match(memo_log_[cursor])) {
+      set_float(t, in.dst[0], V{memo_log_[cursor++].r});
+      return true;
+    }
+    std::uint32_t& slot = memo_index_[memo_slot(tag, k0, k1, k2, k3)];
+    if (slot < memo_log_.size() && match(memo_log_[slot])) {
+      const std::uint32_t r = memo_log_[slot].r;
+      if (cursor == memo_log_.size() && memo_log_.size() < memo_cap_) {
+        // This thread leads (it is making the log): the entry goes into the
+        // log again, so that the threads that follow find it in order.
+        slot = std::uint32_t(memo_log_.size());
+        memo_log_.push_back(MemoEntry{tag, k0, k1, k2, k3, r});
+      }
+      cursor = slot + 1;
+      set_float(t, in.dst[0], V{r});
+      return true;
+    }
+    const std::size_t nodes = d_.context().size();
+    V r;
+    if (in.op == Opcode::Cvt)
+      r = cvt_float(in, V{k0});
+    else if (in.op == Opcode::Selp)
+      r = d_.select(Cmp(cmp), V{k0}, V{k1}, V{k2}, V{k3});
+    else
+      float_apply(in.op, [&](std::size_t i) { return V{i == 0 ? k0 : i == 1 ? k1 : k2}; }, &r);
+    set_float(t, in.dst[0], r);
+    // A repeat: no new node, and the result is not simply one of the sources
+    // (x + 0, max(x, x): those results are old, but the operation is new).
+    const bool repeat = d_.context().size() == nodes && r.id >= memo_base_ && r.id != k0 && r.id != k1 &&
+                        r.id != k2 && r.id != k3;
+    if (repeat && ++memo_repeats_ * 4 >= memo_cap_ && memo_cap_ < kMemoMaxCap) {
+      memo_reserve(memo_cap_ * 2);
+    } else if (memo_log_.size() == memo_cap_) {
+      memo_log_.clear();  // start over: the cursors and the index check what they find
+    }
+    memo_index_[memo_slot(tag, k0, k1, k2, k3)] = std::uint32_t(memo_log_.size());  // slot may have moved
+    memo_log_.push_back(MemoEntry{tag, k0, k1, k2, k3, r.id});
+    cursor = std::uint32_t(memo_log_.size());
+    return true;
+  }
+
   void compute(std::uint32_t t, const Instr& in) {
+    if constexpr (kMemo) {
+      if (memo_compute(t, in)) return;
+    }
     auto src = [&](std::size_t i) { return operand(t, in.src[i]); };
     const DType ty = in.type;
     const bool fl = dtype_is_float(ty);
@@ -1284,10 +1494,7 @@ class Machine {
         if (a.kind == VKind::Ptr) {
           out = a;
         } else if (dtype_is_float(ty) && dtype_is_float(in.src_type)) {
-          V v = as_float(t, a, in.src_type);  // reals: float-format casts are the identity
-          if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
-          if (in.mode == 1) v = d_.max(v, d_.constant(Rational(0)));  // .relu
-          out = float_val(v);
+          out = float_val(cvt_float(in, as_float(t, a, in.src_type)));  // reals: float-format casts are the identity
         } else if (a.kind == VKind::Data && !dtype_is_float(in.src_type)) {
           // Integer data: the real it converts to (rounding aside), and
           // integer-to-integer conversions keep the value (no wraparound).
@@ -1349,28 +1556,69 @@ class Machine {
   }
 
   Val<V> float_op(std::uint32_t t, const Instr& in) {
-    auto f = [&](std::size_t i) { return as_float(t, operand(t, in.src[i]), in.type); };
-    switch (in.op) {
-      case Opcode::Add: return float_val(d_.add(f(0), f(1)));
-      case Opcode::Sub: return float_val(d_.sub(f(0), f(1)));
-      case Opcode::Mul: return float_val(d_.mul(f(0), f(1)));
-      case Opcode::Div: return float_val(d_.div(f(0), f(1)));
-      case Opcode::Mad:
-      case Opcode::Fma: return float_val(d_.fma(f(0), f(1), f(2)));
-      case Opcode::Min: return float_val(d_.min(f(0), f(1)));
-      case Opcode::Max: return float_val(d_.max(f(0), f(1)));
-      case Opcode::Neg: return float_val(d_.neg(f(0)));
-      case Opcode::Abs: return float_val(d_.abs(f(0)));
-      case Opcode::Rcp: return float_val(d_.rcp(f(0)));
-      case Opcode::Sqrt: return float_val(d_.func("sqrt", f(0)));
-      case Opcode::Rsqrt: return float_val(d_.func("rsqrt", f(0)));
-      case Opcode::Ex2: return float_val(d_.ex2(f(0)));
-      case Opcode::Exp: return float_val(d_.exp(f(0)));
-      case Opcode::Lg2: return float_val(d_.func("log2", f(0)));
-      case Opcode::Tanh: return float_val(d_.func("tanh", f(0)));
-      default: break;
-    }
+    V r;
+    if (float_apply(in.op, [&](std::size_t i) { return as_float(t, operand(t, in.src[i]), in.type); }, &r))
+      return float_val(r);
     fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on float type " + dtype_name(in.type));
+  }
+
+  // The sources a float operation reads (0: not one float_apply knows).
+  static std::size_t float_arity(Opcode op) {
+    switch (op) {
+      case Opcode::Add:
+      case Opcode::Sub:
+      case Opcode::Mul:
+      case Opcode::Div:
+      case Opcode::Min:
+      case Opcode::Max: return 2;
+      case Opcode::Mad:
+      case Opcode::Fma: return 3;
+      case Opcode::Neg:
+      case Opcode::Abs:
+      case Opcode::Rcp:
+      case Opcode::Sqrt:
+      case Opcode::Rsqrt:
+      case Opcode::Ex2:
+      case Opcode::Exp:
+      case Opcode::Lg2:
+      case Opcode::Tanh: return 1;
+      default: return 0;
+    }
+  }
+
+  // The domain operation of float opcode `op` on the sources f(0), f(1), ...
+  // into *out; false for an opcode it does not know. Shared by float_op and
+  // the symbolic memo (memo_compute), so both build the same values.
+  template <class F>
+  bool float_apply(Opcode op, F f, V* out) {
+    switch (op) {
+      case Opcode::Add: *out = d_.add(f(0), f(1)); return true;
+      case Opcode::Sub: *out = d_.sub(f(0), f(1)); return true;
+      case Opcode::Mul: *out = d_.mul(f(0), f(1)); return true;
+      case Opcode::Div: *out = d_.div(f(0), f(1)); return true;
+      case Opcode::Mad:
+      case Opcode::Fma: *out = d_.fma(f(0), f(1), f(2)); return true;
+      case Opcode::Min: *out = d_.min(f(0), f(1)); return true;
+      case Opcode::Max: *out = d_.max(f(0), f(1)); return true;
+      case Opcode::Neg: *out = d_.neg(f(0)); return true;
+      case Opcode::Abs: *out = d_.abs(f(0)); return true;
+      case Opcode::Rcp: *out = d_.rcp(f(0)); return true;
+      case Opcode::Sqrt: *out = d_.func("sqrt", f(0)); return true;
+      case Opcode::Rsqrt: *out = d_.func("rsqrt", f(0)); return true;
+      case Opcode::Ex2: *out = d_.ex2(f(0)); return true;
+      case Opcode::Exp: *out = d_.exp(f(0)); return true;
+      case Opcode::Lg2: *out = d_.func("log2", f(0)); return true;
+      case Opcode::Tanh: *out = d_.func("tanh", f(0)); return true;
+      default: return false;
+    }
+  }
+
+  // A float-to-float cvt: the value itself (reals have no formats), clamped
+  // by .sat and .relu.
+  V cvt_float(const Instr& in, V v) {
+    if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
+    if (in.mode == 1) v = d_.max(v, d_.constant(Rational(0)));  // .relu
+    return v;
   }
 
   Val<V> int_op(std::uint32_t t, const Instr& in) {
@@ -1934,6 +2182,17 @@ class Machine {
   RunStats stats_;
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
+  // The symbolic memo (memo_compute): the log, its cap (0: not used yet),
+  // the index over it (memo_shift_: 64 - log2 of its size), each thread's
+  // cursor, the misses since the cap last grew whose result this run had
+  // made already, and the context's size when the run first used the memo.
+  std::vector<MemoEntry> memo_log_;
+  std::size_t memo_cap_ = 0;
+  std::vector<std::uint32_t> memo_index_;
+  unsigned memo_shift_ = 63;
+  std::vector<std::uint32_t> memo_cursor_;
+  std::size_t memo_repeats_ = 0;
+  std::size_t memo_base_ = 0;
   std::uint64_t arrivals_ = 0;
   bool sched_marks_ = false;            // whether any value carries a schedule mark (Val::sched)
   std::map<std::uint32_t, std::string> undefined_why_;  // shuffles that read undefined values: pc -> which lanes

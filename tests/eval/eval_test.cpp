@@ -318,3 +318,83 @@ TEST_CASE("special registers: the default CTA is (0,0,0); tid, ntid, ctaid, ncta
   REQUIRE(r2.ok());
   CHECK(*r2.outputs.at("y")[2] == 2);
 }
+
+// The symbolic evaluator remembers float operations by operation and source
+// handles, so that threads repeating each other's work (every thread of an
+// online softmax recomputes the same running max and denominator) look the
+// results up instead of rebuilding them. A remembered result must be the
+// handle the domain's own operation builds: rebuilding every thread's
+// output with SymbolicDomain calls in the same context must find the same
+// handles and add no node. The loop is long enough (over a thousand float
+// operations a thread) for the memo's log to fill, start over and grow, and
+// it repeats operations with their operands swapped (max, which commutes,
+// and sub, which does not), and a select on the same operands with two
+// comparisons.
+TEST_CASE("the symbolic memo returns the handles the domain operations build") {
+  constexpr std::uint32_t n = 96, threads = 64;
+  ProgramBuilder b("memo");
+  auto x = b.param_pointer("x"), y = b.param_pointer("y");
+  Reg tid = b.special(Special::TidX);
+  Reg m = b.fbits(0xFF800000u), d = b.fimm(Rational(0)), acc = b.fimm(Rational(0));
+  counted_loop(b, n, [&](Reg i) {
+    Reg v = b.reg(DType::F32);
+    b.load(v, x, i);
+    Reg nm = b.max(m, v);
+    Reg e1 = b.exp(b.sub(m, nm)), e2 = b.ex2(b.sub(v, nm));
+    b.emit([&] {  // d = fma(d, e1, e2)
+      Instr in;
+      in.op = Opcode::Fma;
+      in.type = DType::F32;
+      in.dst = {d.id};
+      in.src = {Operand::reg(d.id), Operand::reg(e1.id), Operand::reg(e2.id)};
+      return in;
+    }());
+    Reg s = b.reg(DType::F32);
+    b.emit([&] {  // s = cvt.sat.f32.f32(v)
+      Instr in;
+      in.op = Opcode::Cvt;
+      in.type = in.src_type = DType::F32;
+      in.saturate = true;
+      in.dst = {s.id};
+      in.src = {Operand::reg(v.id)};
+      return in;
+    }());
+    Reg g = b.selp(b.setp(Cmp::LT, v, m), e1, e2), h = b.selp(b.setp(Cmp::GT, v, m), e1, e2);
+    Reg q = b.max(nm, v);  // max(m, v) above, operands swapped
+    b.assign(Opcode::Add, acc, b.fma(s, h, acc), b.div(q, g));
+    b.assign(Opcode::Sub, acc, acc, b.sub(nm, v));  // v - nm above, operands swapped
+    b.mov(m, nm);
+  });
+  Reg xt = b.reg(DType::F32);
+  b.load(xt, x, tid);
+  b.store(y, tid, b.add(b.add(acc, xt), d));
+  const Program p = b.finish();
+  Launch l;
+  l.block = Dim3{threads, 1, 1};
+  l.args = {LaunchArg::of_tensor({"x", DType::F32, {n}, Role::In}),
+            LaunchArg::of_tensor({"y", DType::F32, {threads}, Role::Out})};
+
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(p, l, dom);
+  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
+  REQUIRE(r.ok());
+  const std::vector<Expr> out = outputs_of(r, "y");
+  const std::size_t nodes = c.size();
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    Expr mm = dom.infinity(true), dd = dom.constant(Rational(0)), aa = dom.constant(Rational(0));
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Expr v = dom.input("x", i), nm = dom.max(mm, v);
+      const Expr e1 = dom.exp(dom.sub(mm, nm)), e2 = dom.ex2(dom.sub(v, nm));
+      dd = dom.fma(dd, e1, e2);
+      const Expr s = dom.min(dom.max(v, dom.constant(Rational(0))), dom.constant(Rational(1)));
+      const Expr g = dom.select(Cmp::LT, v, mm, e1, e2), h = dom.select(Cmp::GT, v, mm, e1, e2);
+      const Expr q = dom.max(nm, v);
+      aa = dom.add(dom.fma(s, h, aa), dom.div(q, g));
+      aa = dom.sub(aa, dom.sub(nm, v));
+      mm = nm;
+    }
+    CHECK(out[t] == dom.add(dom.add(aa, dom.input("x", t)), dd));
+  }
+  CHECK(c.size() == nodes);  // the rebuild found every node the run made
+}
