@@ -164,6 +164,52 @@ TEST_CASE("rsqrt(s) is 1 / sqrt(s): x * rsqrt(s) = x / sqrt(s)") {
   CHECK(decide_equal(c, c.func("rsqrt", {s}), c.func("sqrt", {s})).refuted());
 }
 
+TEST_CASE("sums of the same terms in another order are proved without normal forms, and only those") {
+  ExprContext c;
+  std::vector<Expr> x;
+  for (std::uint32_t i = 0; i < 64; ++i) x.push_back(c.mul(c.symbol("a", i), c.symbol("b", i)));
+  Expr loop = c.zero();
+  for (Expr t : x) loop = c.add(loop, t);
+  std::vector<Expr> level = x;  // a tree reduction, with a scaled copy of one half
+  while (level.size() > 1) {
+    std::vector<Expr> next;
+    for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(c.add(level[i], level[i + 1]));
+    level = next;
+  }
+  Decision d = decide_equal(c, loop, level[0]);
+  CHECK(d.proved());
+  CHECK(d.reason == "both sides add up the same terms with the same coefficients");
+  // 3 (u + v) - 2 u - 2 v against u + v: the constant multiples cancel.
+  Expr u = c.symbol("u", 0), v = c.symbol("v", 0);
+  Expr s = c.add(u, v);
+  Expr scaled = c.add(c.mul(c.constant(3), s), c.add(c.mul(c.constant(-2), u), c.mul(c.constant(-2), v)));
+  CHECK(decide_equal(c, scaled, s).reason == "both sides add up the same terms with the same coefficients");
+  // One coefficient off, or a constant more: not this proof, and refuted.
+  Expr off = c.add(scaled, v);
+  CHECK(decide_equal(c, off, s).refuted());
+  CHECK(decide_equal(c, c.add(loop, c.constant(1)), level[0]).refuted());
+  // Equal over the reals, but not term by term: the full procedure proves it.
+  Expr a0 = c.symbol("a", 0), b0 = c.symbol("b", 0);
+  Decision expanded = decide_equal(c, c.add(x[0], c.mul(a0, a0)), c.mul(a0, c.add(a0, b0)));
+  CHECK(expanded.proved());
+  CHECK(expanded.reason != "both sides add up the same terms with the same coefficients");
+}
+
+TEST_CASE("a sum DAG that shares its sums is still decided (the term reading gives up, normal forms do not)") {
+  // s_{k+1} = s_k + 2 (s_k + y_k): read term by term, the early sums are
+  // reached exponentially often; the reading stops and normal forms decide.
+  ExprContext c;
+  Expr s = c.symbol("x", 0), t = s;
+  for (std::uint32_t k = 0; k < 30; ++k) {
+    Expr y = c.symbol("y", k);
+    s = c.add(s, c.mul(c.constant(2), c.add(s, y)));
+    t = c.add(c.mul(c.constant(3), t), c.mul(c.constant(2), y));
+  }
+  Decision d = decide_equal(c, s, t);
+  CHECK(d.proved());
+  CHECK(d.reason == "the exp-polynomial normal forms are identical");
+}
+
 TEST_CASE("decide_all: outputs that are a proved output with its inputs renamed are proved by that renaming") {
   ExprContext c;
   // C[i][j] = sum_k A[i][k] B[k][j], summed forwards against backwards.
