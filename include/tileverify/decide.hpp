@@ -99,6 +99,17 @@ Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits
 std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
                                  const DecideLimits& limits = {}, unsigned threads = 0);
 
+// decide_all for pairs built in two contexts: pairs[i] is (a in ctx, b in
+// other), as when two kernels are evaluated on two threads. Renamings are
+// checked where the expressions are; only the b sides that are decided (one
+// per family of renamed outputs, and any output no renaming proves) are
+// copied into ctx, through `imported` (ExprContext::import_below: the handle
+// here of other's nodes; keep it to import more, e.g. to print an output).
+// Neither context may be modified by anyone else while this runs.
+std::vector<Decision> decide_all(ExprContext& ctx, const ExprContext& other,
+                                 const std::vector<std::pair<Expr, Expr>>& pairs, std::vector<Expr>& imported,
+                                 const DecideLimits& limits = {}, unsigned threads = 0);
+
 // A decider that remembers normal forms across calls: decide all outputs of a
 // kernel pair with one Decider and the shared subexpressions (running maxes,
 // softmax denominators) are normalized once. Not thread-safe; use one per thread.

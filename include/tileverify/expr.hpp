@@ -183,6 +183,11 @@ class ExprContext {
   // two kernels be evaluated into separate contexts on separate threads and
   // then compared in one. Linear in other.size().
   std::vector<Expr> import(const ExprContext& other);
+  // Copies the nodes of `other` below `roots` that `map` does not hold yet.
+  // map[id] is the handle here of `other`'s node id (invalid: not copied);
+  // it is sized on first use and kept by the caller across calls, so that
+  // importing a few outputs of a large context costs what they hold.
+  void import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map);
 
   // All distinct Symbol nodes reachable from the given roots, in handle order.
   std::vector<Expr> symbols_of(const std::vector<Expr>& roots) const;
@@ -216,6 +221,10 @@ class ExprContext {
   std::size_t pair_window_base(const std::uint32_t* kids);  // the pair window of two leaves
   void note_global_insert();                                // grows the global table when needed
   std::uint32_t name_id(const std::string& s);
+  // Imports `other`'s node id (its operands are imported); before: this
+  // context's size when the import began.
+  Expr import_node(const ExprContext& other, std::uint32_t id, const std::vector<Expr>& map, std::uint32_t before,
+                   std::vector<std::uint32_t>& kids);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr insert_operand(Op kind, Expr x, Expr g);
   Expr add_uncached(Expr a, Expr b);  // a.id <= b.id

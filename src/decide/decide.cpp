@@ -705,11 +705,18 @@ void decide_batch(const std::vector<std::pair<Expr, Expr>>& pairs, const std::ve
 
 }  // namespace
 
-std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
-                                 const DecideLimits& limits, unsigned threads) {
+namespace {
+
+// decide_all over pairs (a in ctx, b in other). `into` is ctx, writable,
+// when other is another context: the b sides that are decided (not proved by
+// a renaming) are imported into it, through `imported`.
+std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, const ExprContext& other,
+                                   const std::vector<std::pair<Expr, Expr>>& pairs, std::vector<Expr>& imported,
+                                   const DecideLimits& limits, unsigned threads) {
   std::vector<Decision> out(pairs.size());
   if (pairs.empty()) return out;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const bool split = into != nullptr;
   std::mutex progress_mutex;
   std::size_t done = 0;
   std::function<void()> finished = [&] {
@@ -721,29 +728,61 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   // need one proof: decide one representative per shape, then check the
   // others against it exactly (detail::RenamingMatcher) and decide only those
   // that do not match.
-  detail::RenamingMatcher matcher(ctx);
-  std::unordered_map<std::uint64_t, std::size_t> last_of_shape;  // the last pair proved, per shape
-  std::vector<std::uint64_t> key(pairs.size());
-  std::vector<std::size_t> reps;
-  // Shapes hash every node below the outputs (millions for attention): on
-  // two threads when there are many outputs, each with its own memo (the two
-  // halves of the outputs share little).
-  auto shapes = [&](detail::RenamingMatcher& m, std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i)
-      key[i] = m.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ m.shape(pairs[i].second);
-  };
-  if (threads >= 2 && pairs.size() >= 256) {
-    const std::size_t half = pairs.size() / 2;
-    detail::RenamingMatcher own(ctx);
-    std::thread other([&] { shapes(own, half, pairs.size()); });
-    shapes(matcher, 0, half);
-    other.join();
-    matcher.adopt_shapes(own);  // the renaming checks below pair operands by shape
-  } else {
-    shapes(matcher, 0, pairs.size());
+  detail::TensorBits bits;
+  detail::RenamingMatcher ma(ctx, bits), mb_own(other, bits);
+  detail::RenamingMatcher& mb = split ? mb_own : ma;
+  // Shapes hash every node below the outputs (millions for attention). One
+  // pass over the nodes up to the newest output computes them all; nodes
+  // that no output uses are few, and cheaper to hash than to skip. Two
+  // contexts are swept at the same time.
+  std::uint32_t end_a = 0, end_b = 0;
+  for (const auto& [x, y] : pairs) {
+    end_a = std::max(end_a, x.id + 1);
+    end_b = std::max(end_b, y.id + 1);
   }
+  if (!split) {
+    ma.shapes_below(std::max(end_a, end_b));
+  } else if (threads >= 2) {
+    std::thread t([&] { mb.shapes_below(end_b); });
+    ma.shapes_below(end_a);
+    t.join();
+  } else {
+    ma.shapes_below(end_a);
+    mb.shapes_below(end_b);
+  }
+  std::vector<std::uint64_t> key(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    key[i] = ma.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ mb.shape(pairs[i].second);
+  // Across two contexts, a substitution names each symbol of `other` by its
+  // handle in ctx (the same tensor, element and kind).
+  detail::FlatMap64 symbol_keys;
+  if (split) {
+    for (std::uint32_t id = 0; id < end_b; ++id) {
+      const Expr e{id};
+      if (other.op(e) != Op::Symbol) continue;
+      const Expr here = other.is_integer_symbol(e) ? into->int_symbol(other.symbol_tensor(e), other.symbol_index(e))
+                                                   : into->symbol(other.symbol_tensor(e), other.symbol_index(e));
+      symbol_keys.insert(id, here.id);
+    }
+    mb.set_symbol_keys(&symbol_keys);
+  }
+  // The pairs as the deciders see them: b imported where it is decided.
+  std::vector<std::pair<Expr, Expr>> here_pairs;
+  if (split) here_pairs.assign(pairs.size(), {Expr{}, Expr{}});
+  auto bring = [&](const std::vector<std::size_t>& which) {
+    if (!split) return;
+    std::vector<Expr> roots;
+    for (std::size_t i : which) roots.push_back(pairs[i].second);
+    into->import_below(other, roots, imported);
+    for (std::size_t i : which) here_pairs[i] = {pairs[i].first, imported[pairs[i].second.id]};
+  };
+  const std::vector<std::pair<Expr, Expr>>& decided = split ? here_pairs : pairs;
+
+  std::unordered_map<std::uint64_t, std::size_t> last_of_shape;  // the last pair proved, per shape
+  std::vector<std::size_t> reps;
   for (std::size_t i = 0; i < pairs.size(); ++i)
     if (last_of_shape.emplace(key[i], i).second) reps.push_back(i);
+  bring(reps);
   std::atomic<bool> refuted{false};
   DeciderSlots deciders(ctx, limits, threads);
   // Whether each pair renames the previous pair of its shape: where that one
@@ -769,7 +808,11 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   }
   std::atomic<std::size_t> next_check{0};
   auto precheck = [&] {
-    detail::RenamingMatcher own(ctx, &matcher);  // its memo tables are not shared; shapes are read
+    // Memo tables are not shared between threads; shapes are read.
+    detail::RenamingMatcher own_a(ctx, bits, &ma), own_b(other, bits, &mb);
+    detail::RenamingMatcher& own_b_or_a = split ? own_b : own_a;
+    if (split) own_b.set_symbol_keys(&symbol_keys);
+    detail::Substitution sub;
     constexpr std::size_t kChunk = 16;
     for (;;) {
       if (limits.stop_at_first_refuted && refuted.load()) return;  // nothing more will be proved
@@ -777,7 +820,10 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
       if (lo >= check.size()) return;
       for (std::size_t k = lo; k < std::min(check.size(), lo + kChunk); ++k) {
         const std::size_t i = check[k], r = prev[i];
-        renames_prev[i] = own.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second) ? kYes : kNo;
+        renames_prev[i] = detail::renames(own_a, pairs[r].first, pairs[i].first, own_b_or_a, pairs[r].second,
+                                          pairs[i].second, sub)
+                              ? kYes
+                              : kNo;
       }
     }
   };
@@ -786,7 +832,7 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   std::vector<std::thread> early;
   if (check_threads > 1)
     for (std::size_t t = std::min(reps.size(), std::size_t(threads)); t < check_threads; ++t) early.emplace_back(precheck);
-  decide_batch(pairs, reps, limits, threads, deciders, out, finished, refuted);
+  decide_batch(decided, reps, limits, threads, deciders, out, finished, refuted);
   if (check_threads > 1) {
     std::vector<std::thread> late;
     for (std::size_t t = early.size() + 1; t < check_threads; ++t) late.emplace_back(precheck);
@@ -797,6 +843,7 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
   // Each pair is checked against the last proved pair of its shape (its
   // neighbour, which shares the most with it: the same row of an attention
   // output), so proofs chain: renamings compose.
+  detail::Substitution sub;
   std::vector<std::size_t> rest;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const std::size_t r = last_of_shape.at(key[i]);
@@ -807,7 +854,7 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
     } else if (out[r].proved() &&
                (r == prev[i] && renames_prev[i] != kUnchecked
                     ? renames_prev[i] == kYes
-                    : matcher.renames(pairs[r].first, pairs[r].second, pairs[i].first, pairs[i].second))) {
+                    : detail::renames(ma, pairs[r].first, pairs[i].first, mb, pairs[r].second, pairs[i].second, sub))) {
       Decision& d = out[i];
       d.verdict = Verdict::Proved;
       d.reason = "proved: the same as an earlier proved output pair with its inputs renamed";
@@ -817,8 +864,24 @@ std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::
       rest.push_back(i);
     }
   }
-  decide_batch(pairs, rest, limits, threads, deciders, out, finished, refuted);
+  bring(rest);
+  decide_batch(decided, rest, limits, threads, deciders, out, finished, refuted);
   return out;
+}
+
+}  // namespace
+
+std::vector<Decision> decide_all(const ExprContext& ctx, const std::vector<std::pair<Expr, Expr>>& pairs,
+                                 const DecideLimits& limits, unsigned threads) {
+  std::vector<Expr> unused;
+  return decide_pairs(ctx, nullptr, ctx, pairs, unused, limits, threads);
+}
+
+std::vector<Decision> decide_all(ExprContext& ctx, const ExprContext& other,
+                                 const std::vector<std::pair<Expr, Expr>>& pairs, std::vector<Expr>& imported,
+                                 const DecideLimits& limits, unsigned threads) {
+  if (&ctx == &other) return decide_all(ctx, pairs, limits, threads);
+  return decide_pairs(ctx, &ctx, other, pairs, imported, limits, threads);
 }
 
 }  // namespace tileverify

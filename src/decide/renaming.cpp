@@ -1,6 +1,7 @@
 #include "renaming.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 #include <utility>
 
@@ -39,42 +40,60 @@ void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint64_t>& memo, Ex
 
 }  // namespace
 
+// e's shape from its operands' shapes; 0 when one of them is not computed.
+std::uint64_t RenamingMatcher::shape_of(Expr e) {
+  const Op op = ctx_.op(e);
+  std::uint64_t h = mix(0x51ED27u, std::uint64_t(op));
+  switch (op) {
+    case Op::Const: h = mix(h, ctx_.constant_value(e).hash()); break;
+    case Op::Symbol:
+      h = mix(h, std::hash<std::string>()(ctx_.symbol_tensor(e)));
+      h = mix(h, ctx_.is_integer_symbol(e));
+      break;
+    case Op::Pow: h = mix(h, std::uint64_t(std::int64_t(ctx_.pow_exponent(e)))); break;
+    case Op::Select: h = mix(h, std::uint64_t(ctx_.select_cmp(e))); break;
+    case Op::Func: h = mix(h, std::hash<std::string>()(ctx_.name(e))); break;
+    default: break;
+  }
+  ExprRange kids = ctx_.children(e);
+  if (op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min) {
+    // Independent of the operands' order: renaming inputs changes handles,
+    // and so the order in which these operations keep their operands. A sum
+    // of strongly mixed operand shapes is a multiset hash; the lockstep
+    // walk, not the hash, decides.
+    std::uint64_t sum = 0;
+    for (Expr c : kids) {
+      std::uint64_t k = shape_[c.id];
+      if (k == 0) return 0;
+      k *= 0x9E3779B97F4A7C15ull;
+      k ^= k >> 32;
+      sum += k * 0xD6E8FEB86659FD93ull;
+    }
+    h = mix(mix(h, kids.size()), sum);
+  } else {
+    for (Expr c : kids) {
+      const std::uint64_t k = shape_[c.id];
+      if (k == 0) return 0;
+      h = mix(h, k);
+    }
+  }
+  return h ? h : 1;
+}
+
 std::uint64_t RenamingMatcher::shape(Expr root) {
-  fill_bottom_up(ctx_, shape_, root, [&](Expr e) {
-    const Op op = ctx_.op(e);
-    std::uint64_t h = mix(0x51ED27u, std::uint64_t(op));
-    switch (op) {
-      case Op::Const: h = mix(h, ctx_.constant_value(e).hash()); break;
-      case Op::Symbol:
-        h = mix(h, std::hash<std::string>()(ctx_.symbol_tensor(e)));
-        h = mix(h, ctx_.is_integer_symbol(e));
-        break;
-      case Op::Pow: h = mix(h, std::uint64_t(std::int64_t(ctx_.pow_exponent(e)))); break;
-      case Op::Select: h = mix(h, std::uint64_t(ctx_.select_cmp(e))); break;
-      case Op::Func: h = mix(h, std::hash<std::string>()(ctx_.name(e))); break;
-      default: break;
-    }
-    ExprRange kids = ctx_.children(e);
-    if ((op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min) && kids.size() > 1) {
-      // Operands in shape order: renaming inputs changes handles, and so the
-      // order in which these operations keep their operands.
-      std::vector<std::uint64_t>& ks = kid_shapes_;
-      ks.clear();
-      for (Expr c : kids) ks.push_back(shape_[c.id]);
-      std::sort(ks.begin(), ks.end());
-      for (std::uint64_t k : ks) h = mix(h, k);
-    } else {
-      for (Expr c : kids) h = mix(h, shape_[c.id]);
-    }
-    return h ? h : 1;
-  });
+  fill_bottom_up(ctx_, shape_, root, [&](Expr e) { return shape_of(e); });
   return shape_[root.id];
 }
 
-void RenamingMatcher::adopt_shapes(const RenamingMatcher& other) {
-  if (shape_.size() < other.shape_.size()) shape_.resize(other.shape_.size(), 0);
-  for (std::size_t i = 0; i < other.shape_.size(); ++i)
-    if (shape_[i] == 0) shape_[i] = other.shape_[i];
+void RenamingMatcher::shapes_below(std::uint32_t end) {
+  if (shape_.size() < end) shape_.resize(end, 0);
+  for (std::uint32_t id = 0; id < end; ++id) {
+    if (shape_[id] != 0) continue;
+    // Operands are made before the nodes that use them, so their shapes are
+    // in already; the fallback keeps this right for any order.
+    const std::uint64_t h = shape_of(Expr{id});
+    shape_[id] = h != 0 ? h : shape(Expr{id});
+  }
 }
 
 std::uint64_t RenamingMatcher::known_shape(std::uint32_t id) {
@@ -82,6 +101,12 @@ std::uint64_t RenamingMatcher::known_shape(std::uint32_t id) {
   if (shapes_from_ != nullptr && id < shapes_from_->shape_.size() && shapes_from_->shape_[id] != 0)
     return shapes_from_->shape_[id];
   return shape(Expr{id});
+}
+
+bool RenamingMatcher::same_shapes_in_order(ExprRange cx, ExprRange cy) {
+  for (std::uint32_t i = 0; i < cx.size(); ++i)
+    if (cx[i] != cy[i] && known_shape(cx[i].id) != known_shape(cy[i].id)) return false;
+  return true;
 }
 
 bool RenamingMatcher::pair_by_shape(ExprRange cx, ExprRange cy) {
@@ -98,6 +123,11 @@ bool RenamingMatcher::pair_by_shape(ExprRange cx, ExprRange cy) {
   return true;
 }
 
+unsigned TensorBits::bit(const std::string& tensor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::min(index_.emplace(tensor, unsigned(index_.size())).first->second, 61u);
+}
+
 std::uint64_t RenamingMatcher::tensors(Expr root) {
   // 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
   // which is never a tensor's bit.
@@ -105,8 +135,10 @@ std::uint64_t RenamingMatcher::tensors(Expr root) {
   fill_bottom_up(ctx_, tensors_, root, [&](Expr e) {
     std::uint64_t m = 0;
     if (ctx_.op(e) == Op::Symbol) {
-      auto it = tensor_index_.emplace(ctx_.symbol_tensor(e), unsigned(tensor_index_.size())).first;
-      m = std::uint64_t(1) << std::min(it->second, 61u);  // 61: every tensor past the 61st, together
+      const std::string& t = ctx_.symbol_tensor(e);
+      auto it = tensor_bit_.find(t);
+      if (it == tensor_bit_.end()) it = tensor_bit_.emplace(t, bits_.bit(t)).first;
+      m = std::uint64_t(1) << it->second;
     }
     for (Expr c : ctx_.children(e)) m |= tensors_[c.id];
     return m | kDone;
@@ -114,35 +146,47 @@ std::uint64_t RenamingMatcher::tensors(Expr root) {
   return tensors_[root.id] & ~kDone;
 }
 
-bool RenamingMatcher::renames(Expr a1, Expr b1, Expr a2, Expr b2) {
-  // Operands of sums and products are first paired in the order they are
-  // kept in (fast, and right when the renaming keeps the handle order);
-  // failing that, by shape (a renaming that reorders them).
-  return walk(a1, b1, a2, b2, false) || walk(a1, b1, a2, b2, true);
+std::uint32_t RenamingMatcher::key(std::uint32_t symbol) const {
+  if (keys_ == nullptr) return symbol;
+  const std::uint32_t* k = keys_->find(symbol);
+  if (k == nullptr) throw std::logic_error("RenamingMatcher: a symbol without a key");
+  return *k;
 }
 
-bool RenamingMatcher::walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape) {
+bool RenamingMatcher::fixes(std::uint64_t moved) {
+  if (moved == 0) return true;
+  for (std::uint32_t f : fixed_)
+    if (tensors(Expr{f}) & moved) return false;
+  return true;
+}
+
+bool renames(RenamingMatcher& ma, Expr a1, Expr a2, RenamingMatcher& mb, Expr b1, Expr b2, Substitution& s) {
+  s.reset();
+  ma.begin();
+  mb.begin();
+  return ma.walk(a1, a2, s) && mb.walk(b1, b2, s) && ma.fixes(s.moved) && (&ma == &mb || mb.fixes(s.moved));
+}
+
+bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
+  // One lockstep walk. Operands of sums, products, max and min are paired
+  // by position where their shapes agree position by position, and by shape
+  // where they do not (a renaming that reorders them). Retrying a failed
+  // positional walk by shape walked an attention row twice.
+  //
   // Maps kept across calls (reset, not freed): decide_all calls this once
   // per output, on walks of thousands of nodes.
-  FlatMap64& visited = visited_;
-  FlatMap64& sigma = sigma_;
-  std::vector<std::uint32_t>& fixed = fixed_;  // subtrees that are the same node on both sides
-  std::vector<std::uint32_t>& moved_from = moved_from_;
-  visited.reset();
-  sigma.reset();
-  fixed.clear();
-  moved_from.clear();
+  FlatMap64& visited = visited_;  // since begin(): walks of one pair share it
   auto bind = [&](std::uint32_t u, std::uint32_t v) {
     // A substitution: each symbol gets one image (two symbols may get the
     // same one: an identity stays an identity under any substitution).
-    auto [image, added] = sigma.try_insert(u, v);
-    if (added && u != v) moved_from.push_back(u);
-    return image == v;
+    const std::uint32_t ku = key(u), kv = key(v);
+    auto [image, added] = s.sigma.try_insert(ku, kv);
+    if (added && ku != kv) s.moved |= tensors(Expr{u});
+    return image == kv;
   };
   std::vector<std::pair<std::uint32_t, std::uint32_t>>& stack = stack_;
   stack.clear();
-  stack.push_back({a1.id, a2.id});
-  stack.push_back({b1.id, b2.id});
+  stack.push_back({x1.id, x2.id});
   while (!stack.empty()) {
     auto [u, v] = stack.back();
     stack.pop_back();
@@ -151,7 +195,7 @@ bool RenamingMatcher::walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape) {
       if (ctx_.op(x) == Op::Symbol) {
         if (!bind(u, u)) return false;
       } else {
-        fixed.push_back(u);  // duplicates are harmless: tensors() is memoized
+        fixed_.push_back(u);  // duplicates are harmless: tensors() is memoized
       }
       continue;
     }
@@ -192,7 +236,10 @@ bool RenamingMatcher::walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape) {
     // handle, or here by shape and then position), so a repeated pair is
     // next to its first occurrence.
     const bool sorted = op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min;
-    if (sorted && by_shape && cx.size() > 1) {
+    if (sorted && cx.size() > 1 && !same_shapes_in_order(cx, cy)) {
+      // The renaming reorders these operands (they are kept in handle
+      // order): pair them by shape. Where the shapes agree position by
+      // position, that pairing is the positional one, taken below.
       if (!pair_by_shape(cx, cy)) return false;
       for (std::size_t i = 0; i < sx_.size(); ++i) {
         const std::uint32_t p = cx[sx_[i].second].id, q = cy[sy_[i].second].id;
@@ -208,13 +255,6 @@ bool RenamingMatcher::walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape) {
       if (!repeated) stack.push_back({cx[i].id, cy[i].id});
     }
   }
-  // A subtree both pairs share is left as it is, so the substitution must fix
-  // every symbol in it: no tensor it contains may have a symbol that moves.
-  std::uint64_t moved = 0;
-  for (std::uint32_t u : moved_from) moved |= tensors(Expr{u});
-  if (moved == 0) return true;
-  for (std::uint32_t f : fixed)
-    if (tensors(Expr{f}) & moved) return false;
   return true;
 }
 

@@ -15,47 +15,98 @@
 #include "../util/flat_map.hpp"
 
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace tileverify::detail {
 
+// Which bit of a tensor mask each tensor name has, shared by the matchers of
+// one decide_all (on several threads, over up to two contexts) so that their
+// masks agree.
+class TensorBits {
+ public:
+  unsigned bit(const std::string& tensor);  // 61: every tensor past the 61st, together
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, unsigned> index_;
+};
+
+// A substitution of input symbols being built by the walks of a pair's two
+// sides (which may lie in two contexts: symbols are then named by their
+// handle in the first context, see RenamingMatcher::set_symbol_keys).
+struct Substitution {
+  FlatMap64 sigma;          // symbol key -> image key
+  std::uint64_t moved = 0;  // the tensors (TensorBits) with a symbol that moves
+  void reset() {
+    sigma.reset();
+    moved = 0;
+  }
+};
+
+// Walks one context's expressions. Not thread-safe; one per thread.
 class RenamingMatcher {
  public:
-  // shapes_from: another matcher whose shapes this one may read (it must not
-  // change while this one is used: matchers on several threads share one).
-  explicit RenamingMatcher(const ExprContext& ctx, const RenamingMatcher* shapes_from = nullptr)
-      : ctx_(ctx), shapes_from_(shapes_from) {}
+  // shapes_from: another matcher on the same context whose shapes this one
+  // may read (it must not change while this one is used: matchers on
+  // several threads share one).
+  RenamingMatcher(const ExprContext& ctx, TensorBits& bits, const RenamingMatcher* shapes_from = nullptr)
+      : ctx_(ctx), bits_(bits), shapes_from_(shapes_from) {}
   // A hash of e that ignores which element of a tensor each symbol is (so a
   // renaming within tensors keeps it) and the order of the operands of sums,
   // products, max and min (a renaming can reorder them: operands are sorted
-  // by handle); memoized per node.
+  // by handle); memoized per node. The same in every context.
   std::uint64_t shape(Expr e);
-  // Takes the shapes `other` has computed.
-  void adopt_shapes(const RenamingMatcher& other);
-  // Whether (a2, b2) is (a1, b1) with its input symbols substituted, each by
-  // a symbol of the same tensor and kind. Exact.
-  bool renames(Expr a1, Expr b1, Expr a2, Expr b2);
+  // The shapes of all nodes with ids below end, in one pass in id order:
+  // for the millions of nodes under an attention kernel's outputs, a
+  // sequential sweep costs a fraction of a depth-first walk per output.
+  void shapes_below(std::uint32_t end);
+  // Symbols of this context are named in substitutions by keys->find(id)
+  // (every symbol walked must have one); without keys, by their handle.
+  void set_symbol_keys(const FlatMap64* keys) { keys_ = keys; }
+  // Extends s so that x2 is x1 with its symbols substituted, each by a
+  // symbol of the same tensor and kind; false if no substitution does. Adds
+  // the subtrees x1 and x2 share to those fixes() checks.
+  bool walk(Expr x1, Expr x2, Substitution& s);
+  // Starts a pair: forgets the pairs visited and the shared subtrees found
+  // by earlier walks.
+  void begin() {
+    visited_.reset();
+    fixed_.clear();
+  }
+  // Whether no subtree shared in the walks since begin() contains a tensor
+  // of `moved` (a shared subtree is left as it is, so the substitution must
+  // fix every symbol in it).
+  bool fixes(std::uint64_t moved);
 
  private:
-  std::uint64_t tensors(Expr e);  // a bit per tensor occurring below e (bit 61: all tensors past the 61st)
-  // One lockstep walk; by_shape: pair the operands of sums, products, max
-  // and min by shape instead of by position.
-  bool walk(Expr a1, Expr b1, Expr a2, Expr b2, bool by_shape);
+  std::uint64_t tensors(Expr e);  // a bit per tensor occurring below e (TensorBits)
+  std::uint64_t shape_of(Expr e);  // from its operands' shapes, which are known
   std::uint64_t known_shape(std::uint32_t id);  // shape(), read from shapes_from_ when it has it
+  // Whether the operands of x and y have the same shapes position by position.
+  bool same_shapes_in_order(ExprRange cx, ExprRange cy);
   // Sorts the operands of x and y (commutative) by shape, then position,
   // into sx_ and sy_; false if their shapes differ as multisets.
   bool pair_by_shape(ExprRange cx, ExprRange cy);
+  std::uint32_t key(std::uint32_t symbol) const;
   const ExprContext& ctx_;
+  TensorBits& bits_;
   const RenamingMatcher* shapes_from_;
+  const FlatMap64* keys_ = nullptr;
   std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
-  std::unordered_map<std::string, unsigned> tensor_index_;
-  // Scratch for renames(), kept between calls.
-  FlatMap64 visited_, sigma_;
-  std::vector<std::uint32_t> fixed_, moved_from_;
+  std::unordered_map<std::string, unsigned> tensor_bit_;  // bits_, cached
+  // Scratch for walk(), kept between calls.
+  FlatMap64 visited_;
+  std::vector<std::uint32_t> fixed_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stack_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sx_, sy_;  // (shape, operand index)
-  std::vector<std::uint64_t> kid_shapes_;
 };
+
+// Whether (a2, b2) is (a1, b1) with its input symbols substituted, each by a
+// symbol of the same tensor and kind: a1, a2 walked by ma, b1, b2 by mb (the
+// same matcher, or one on another context with symbol keys). Exact.
+bool renames(RenamingMatcher& ma, Expr a1, Expr a2, RenamingMatcher& mb, Expr b1, Expr b2, Substitution& s);
 
 }  // namespace tileverify::detail

@@ -338,8 +338,10 @@ Report check_one(const Spec& spec);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
 
 using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
+// bo's handles are in c2 when given (the optimized kernel ran into its own
+// context), else in c.
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
-                      const std::string& ref_name, const std::string& opt_name);
+                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2 = nullptr);
 
 // The spec's kernels with the names reports use: the kernel name alone for
 // one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their PTX
@@ -552,12 +554,12 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   auto t0 = std::chrono::steady_clock::now();
   RunResult<SymbolicDomain> a, b;
   // A long reference run (past ~5 ms of symbolic work) starts the optimized
-  // kernel on a second thread, into its own context, imported into this one
-  // afterwards: a symbolic run is mostly hash-consing, which is not
-  // thread-safe within one context. Short runs go one after the other (a
-  // thread and an import cost more than they save there).
+  // kernel on a second thread, into its own context (a symbolic run is
+  // mostly hash-consing, which is not thread-safe within one context); the
+  // decision copies from it what it needs. Short runs go one after the other
+  // (a thread costs more than it saves there).
   const unsigned threads = limits.threads ? limits.threads : std::max(1u, std::thread::hardware_concurrency());
-  std::unique_ptr<ExprContext> c2;  // made when the second thread starts, freed once imported
+  std::unique_ptr<ExprContext> c2;  // made when the second thread starts
   std::unique_ptr<SymbolicDomain> dom2;
   std::thread other;
   std::exception_ptr failed;
@@ -585,12 +587,9 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   if (other.joinable()) {
     other.join();
     if (failed) std::rethrow_exception(failed);
-    const std::vector<Expr> moved = c.import(*c2);
-    dom2.reset();
-    c2.reset();
-    for (auto& [name, values] : b.outputs)
-      for (auto& v : values)
-        if (v) v = moved[v->id];
+    // The two contexts stay apart: decide_all checks renamings in each and
+    // copies into c only the outputs it decides (copying all of an attention
+    // kernel's 2.4 M nodes took a quarter of a second).
   } else {
     b = run_program(opt, lo, dom);
   }
@@ -600,12 +599,19 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   take_diagnostics(r, a.diagnostics, ref_name);
   take_diagnostics(r, b.diagnostics, opt_name);
   if (!r.diagnostics.empty()) return r;
-  return decide_outputs(std::move(r), c, a.outputs, b.outputs, limits, ref_name, opt_name);
+  return decide_outputs(std::move(r), c, a.outputs, b.outputs, limits, ref_name, opt_name, c2.get());
 }
 
 // Compares two kernels' outputs element by element (r.verdict is Equivalent on entry).
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
-                      const std::string& ref_name, const std::string& opt_name) {
+                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2) {
+  // The optimized kernel's handles here (copied from c2 on demand).
+  std::vector<Expr> imported;
+  auto here = [&](Expr y) {
+    if (c2 == nullptr) return y;
+    c.import_below(*c2, {y}, imported);
+    return imported[y.id];
+  };
   // Pair up every output element; elements neither kernel wrote are not this CTA's.
   struct Item {
     std::string name;
@@ -627,7 +633,7 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
         m.why = std::string(xs[i] ? opt_name : ref_name) + " never writes " + name + "[" + std::to_string(i) +
                 "], which " + (xs[i] ? ref_name : opt_name) + " writes";
         m.ref_expr = xs[i] ? abbreviate(c, *xs[i]) : "(not written)";
-        m.opt_expr = ys[i] ? abbreviate(c, *ys[i]) : "(not written)";
+        m.opt_expr = ys[i] ? abbreviate(c, here(*ys[i])) : "(not written)";
         r.mismatch = m;
         return r;
       }
@@ -642,7 +648,7 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
   // pairs that are a proved pair with renamed inputs cost one exact check.
   DecideLimits stop = limits;
   stop.stop_at_first_refuted = true;
-  auto ds = decide_all(c, pairs, stop, limits.threads);
+  auto ds = c2 ? decide_all(c, *c2, pairs, imported, stop, limits.threads) : decide_all(c, pairs, stop, limits.threads);
   r.stats.decide_seconds = since(t0);
   r.stats.outputs_compared = 0;
   for (std::size_t i = 0; i < ds.size(); ++i) {
@@ -653,7 +659,7 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
     bool refuted = ds[i].refuted();
     if (r.verdict == Outcome::NotEquivalent) continue;  // the first refuted element is the evidence
     if (refuted || !r.mismatch) {
-      r.mismatch = mismatch_of(c, items[i].name, items[i].index, items[i].x, items[i].y, ds[i]);
+      r.mismatch = mismatch_of(c, items[i].name, items[i].index, items[i].x, here(items[i].y), ds[i]);
       r.verdict = refuted ? Outcome::NotEquivalent : Outcome::Unknown;
     }
   }

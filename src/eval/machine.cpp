@@ -1448,7 +1448,9 @@ class Machine {
 
   void compute(std::uint32_t t, const Instr& in) {
     if constexpr (kMemo) {
-      if (memo_compute(t, in)) return;
+      // One thread has no other thread to follow: its repeats are the
+      // context's to find.
+      if (n_ > 1 && memo_compute(t, in)) return;
     }
     auto src = [&](std::size_t i) { return operand(t, in.src[i]); };
     const DType ty = in.type;

@@ -655,51 +655,79 @@ const std::string& ExprContext::name(Expr e) const {
   return names_[n.op == Op::Func ? n.b : n.a];
 }
 
+Expr ExprContext::import_node(const ExprContext& other, std::uint32_t id, const std::vector<Expr>& map,
+                              std::uint32_t before, std::vector<std::uint32_t>& kids) {
+  const Expr e{id};
+  const Node& n = other.nodes_[id];
+  switch (n.op) {
+    case Op::Const:
+      constants_.push_back(other.constant_value(e));
+      return intern_indexed(Op::Const, 0, nullptr, 0, std::uint32_t(constants_.size() - 1), 0);
+    case Op::NegInf: return neg_inf_;
+    case Op::PosInf: return pos_inf_;
+    case Op::Named: return intern_indexed(Op::Named, 0, nullptr, 0, name_id(other.name(e)), 0);
+    case Op::Symbol: return intern_indexed(Op::Symbol, n.aux, nullptr, 0, name_id(other.symbol_tensor(e)), n.b);
+    default: break;
+  }
+  // Children come first in handle order, so they are mapped already. The
+  // constructors' canonical forms depend on handles only through the order
+  // of the operands of commutative operations, which are sorted again; the
+  // mapping is one to one, so nothing else changes (no new like terms or
+  // duplicates appear).
+  kids.clear();
+  bool fresh = false;  // an operand that this import created
+  for (std::uint32_t i = 0; i < n.n; ++i) {
+    kids.push_back(map[other.kids_[n.a + i]].id);
+    fresh = fresh || kids.back() >= before;
+  }
+  if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
+  const std::uint32_t b = n.op == Op::Func ? name_id(other.name(e)) : n.b;
+  if (!fresh) return intern_indexed(n.op, n.aux, kids.data(), n.n, 0, b);  // it may exist here already
+  // Nodes of `other` are distinct, and so are their images: a node with an
+  // operand this import created exists nowhere else (nothing made before the
+  // import can use that operand). Appending it without a lookup saves the
+  // probes (cache misses in tables of millions of slots); it enters the
+  // tables before the next lookup.
+  const std::uint32_t added = append(n.op, n.aux, kids.data(), n.n, 0, b, node_hash(n.op, n.aux, kids.data(), n.n, 0, b));
+  unindexed_.push_back(added);
+  return Expr{added};
+}
+
 std::vector<Expr> ExprContext::import(const ExprContext& other) {
   if (!unindexed_.empty()) index_unindexed();  // a node of `other` may equal one of them
   std::vector<Expr> map(other.size());
   const std::uint32_t before = std::uint32_t(nodes_.size());  // nodes from here on are imported
   std::vector<std::uint32_t> kids;
-  for (std::uint32_t id = 0; id < other.size(); ++id) {
-    const Expr e{id};
-    const Node& n = other.nodes_[id];
-    switch (n.op) {
-      case Op::Const:
-        constants_.push_back(other.constant_value(e));
-        map[id] = intern_indexed(Op::Const, 0, nullptr, 0, std::uint32_t(constants_.size() - 1), 0);
-        continue;
-      case Op::NegInf: map[id] = neg_inf_; continue;
-      case Op::PosInf: map[id] = pos_inf_; continue;
-      case Op::Named: map[id] = intern_indexed(Op::Named, 0, nullptr, 0, name_id(other.name(e)), 0); continue;
-      case Op::Symbol: map[id] = intern_indexed(Op::Symbol, n.aux, nullptr, 0, name_id(other.symbol_tensor(e)), n.b); continue;
-      default: break;
-    }
-    // Children come first in handle order, so they are mapped already. The
-    // constructors' canonical forms depend on handles only through the order
-    // of the operands of commutative operations, which are sorted again; the
-    // mapping is one to one, so nothing else changes (no new like terms or
-    // duplicates appear).
-    kids.clear();
-    bool fresh = false;  // an operand that this import created
-    for (std::uint32_t i = 0; i < n.n; ++i) {
-      kids.push_back(map[other.kids_[n.a + i]].id);
-      fresh = fresh || kids.back() >= before;
-    }
-    if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
-    const std::uint32_t b = n.op == Op::Func ? name_id(other.name(e)) : n.b;
-    if (!fresh) {  // it may exist here already
-      map[id] = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, b);
-      continue;
-    }
-    // Nodes of `other` are distinct, and so are their images: a node with an
-    // imported operand exists nowhere else. Appending it without a lookup
-    // saves the probes (cache misses in tables of millions of slots); it
-    // enters the tables before the next lookup.
-    const std::uint32_t added = append(n.op, n.aux, kids.data(), n.n, 0, b, node_hash(n.op, n.aux, kids.data(), n.n, 0, b));
-    unindexed_.push_back(added);
-    map[id] = Expr{added};
-  }
+  for (std::uint32_t id = 0; id < other.size(); ++id) map[id] = import_node(other, id, map, before, kids);
   return map;
+}
+
+void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map) {
+  if (map.size() < other.size()) map.resize(other.size());
+  // The nodes to copy: below the roots, not copied before.
+  std::vector<std::uint32_t> todo, stack;
+  std::vector<char> seen(other.size(), 0);
+  for (Expr r : roots)
+    if (r.valid() && !map[r.id].valid() && !seen[r.id]) {
+      seen[r.id] = 1;
+      stack.push_back(r.id);
+    }
+  while (!stack.empty()) {
+    const std::uint32_t id = stack.back();
+    stack.pop_back();
+    todo.push_back(id);
+    for (Expr c : other.children(Expr{id}))
+      if (!map[c.id].valid() && !seen[c.id]) {
+        seen[c.id] = 1;
+        stack.push_back(c.id);
+      }
+  }
+  if (todo.empty()) return;
+  std::sort(todo.begin(), todo.end());  // operands first
+  if (!unindexed_.empty()) index_unindexed();
+  const std::uint32_t before = std::uint32_t(nodes_.size());
+  std::vector<std::uint32_t> kids;
+  for (std::uint32_t id : todo) map[id] = import_node(other, id, map, before, kids);
 }
 
 std::vector<Expr> ExprContext::symbols_of(const std::vector<Expr>& roots) const {

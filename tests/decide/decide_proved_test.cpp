@@ -347,3 +347,62 @@ TEST_CASE("decide_all: with stop_at_first_refuted, the first refuted output is f
     CHECK(ds[40].refuted());
   }
 }
+
+TEST_CASE("decide_all over two contexts: renamings are checked in each, and only decided outputs are copied") {
+  // The two kernels of a pair evaluated into separate contexts: C[i][j] =
+  // sum_k A[i][k] B[k][j] forwards in one, backwards in the other, plus two
+  // false outputs of the same shape. `opt` makes its symbols in another
+  // order and has a symbol of its own.
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    ExprContext ref, opt;
+    opt.symbol("unused_by_ref", 0);
+    for (std::uint32_t k = 8; k-- > 0;) opt.symbol("B", k * 4);
+    std::vector<std::pair<Expr, Expr>> pairs;
+    for (std::uint32_t i = 0; i < 4; ++i)
+      for (std::uint32_t j = 0; j < 4; ++j) {
+        Expr fwd = ref.zero(), bwd = opt.zero();
+        for (std::uint32_t k = 0; k < 8; ++k) {
+          fwd = ref.add(fwd, ref.mul(ref.symbol("A", i * 8 + k), ref.symbol("B", k * 4 + j)));
+          // Output (3, 3) takes B[0][0] for B[0][3]: the same shape, false.
+          const std::uint32_t b = i == 3 && j == 3 && k == 7 ? 0 : (7 - k) * 4 + j;
+          bwd = opt.add(bwd, opt.mul(opt.symbol("A", i * 8 + 7 - k), opt.symbol("B", b)));
+        }
+        pairs.emplace_back(fwd, bwd);
+      }
+    // Output 16: exp(x0)^2 against exp(2 x0); output 17: exp(x1)^2 against the
+    // same node exp(2 x0), which is output 16 renamed everywhere but in the
+    // node the two share: false.
+    Expr shared = opt.exp(opt.mul(opt.constant(2), opt.symbol("x", 0)));
+    for (std::uint32_t k : {0u, 1u}) {
+      Expr x = ref.symbol("x", k);
+      pairs.emplace_back(ref.mul(ref.exp(x), ref.exp(x)), shared);
+    }
+    ExprContext& here = ref;  // decide_all copies into it
+    std::vector<Expr> imported;
+    auto ds = decide_all(here, opt, pairs, imported, {}, threads);
+    REQUIRE(ds.size() == pairs.size());
+    int by_renaming = 0;
+    for (std::size_t i = 0; i < 16; ++i) {
+      CAPTURE(i);
+      if (i == 15) {
+        CHECK(ds[i].refuted());
+        continue;
+      }
+      CHECK(ds[i].proved());
+      by_renaming += ds[i].reason.find("inputs renamed") != std::string::npos;
+    }
+    CHECK(by_renaming >= 12);
+    CHECK(ds[16].proved());
+    CHECK(ds[17].refuted());
+    // Renamed outputs were not copied; decided ones were, and their
+    // counterexamples name this context's symbols.
+    std::size_t copied = 0;
+    for (std::size_t i = 0; i < 16; ++i) copied += imported[pairs[i].second.id].valid();
+    CHECK(copied < 8);
+    CHECK(imported[pairs[15].second.id].valid());
+    CHECK_FALSE(imported[opt.symbol("unused_by_ref", 0).id].valid());
+    CHECK(here.to_string(imported[pairs[17].second.id]) == "exp(2*x[0])");
+    CHECK_FALSE(ds[15].counterexample.inputs.values.empty());
+  }
+}

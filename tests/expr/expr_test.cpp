@@ -289,3 +289,39 @@ TEST_CASE("import into a context that shares nodes with the other keeps one hand
   CHECK(here.import(there) == map);
   CHECK(here.size() == size);
 }
+
+TEST_CASE("import_below copies only what the roots hold, onto the handles a full import gives") {
+  auto build = [](ExprContext& c) {
+    std::vector<Expr> out;
+    for (std::uint32_t i = 0; i < 6; ++i) {
+      Expr x = c.symbol("x", i), y = c.symbol("y", i);
+      out.push_back(c.exp(c.add(c.mul(x, y), c.constant(i + 1))));
+    }
+    return out;
+  };
+  ExprContext there;
+  const std::vector<Expr> theirs = build(there);
+  ExprContext full;
+  const std::vector<Expr> everything = full.import(there);
+  ExprContext here;
+  here.symbol("y", 4);  // already here: found, not copied
+  const std::size_t before = here.size();
+  std::vector<Expr> map;
+  here.import_below(there, {theirs[2]}, map);
+  REQUIRE(map.size() == there.size());
+  CHECK(map[theirs[2].id].valid());
+  CHECK_FALSE(map[theirs[3].id].valid());
+  CHECK_FALSE(map[there.symbol("x", 3).id].valid());
+  // x2, y2, x2*y2, the constant 3, the sum, exp: six nodes.
+  CHECK(here.size() == before + 6);
+  CHECK(here.to_string(map[theirs[2].id]) == full.to_string(everything[theirs[2].id]));
+  // A second call copies the rest below its roots and reuses what is there.
+  const std::size_t after_first = here.size();
+  here.import_below(there, {theirs[2], theirs[4]}, map);
+  CHECK(here.size() == after_first + 5);  // x4, x4*y4, 5, the sum, exp (y4 was here)
+  CHECK(map[there.symbol("y", 4).id] == here.symbol("y", 4));
+  // What was copied is what building here gives.
+  const std::vector<Expr> mine = build(here);
+  CHECK(map[theirs[2].id] == mine[2]);
+  CHECK(map[theirs[4].id] == mine[4]);
+}
