@@ -21,6 +21,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 // may read its children's entries and must not return 0 (0: not computed).
 template <class F>
 void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint64_t>& memo, Expr root, F value) {
+  if (root.id < memo.size() && memo[root.id]) return;  // most calls: no stack to make
   if (memo.size() < ctx.size()) memo.resize(ctx.size(), 0);
   std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
   while (!stack.empty()) {
@@ -184,24 +185,33 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     if (added && ku != kv) s.moved |= tensors(Expr{u});
     return image == kv;
   };
+  // An operand pair is settled where it is found when it is one node on
+  // both sides (left as it is: the substitution must fix it, which fixes()
+  // checks at the end) or two symbols (a binding); other pairs go on the
+  // stack. Half the pairs of an attention output are of the first two kinds.
   std::vector<std::pair<std::uint32_t, std::uint32_t>>& stack = stack_;
   stack.clear();
-  stack.push_back({x1.id, x2.id});
+  auto settle = [&](std::uint32_t u, std::uint32_t v) {
+    if (u == v) {
+      fixed_.push_back(u);  // duplicates are harmless: tensors() is memoized
+      return true;
+    }
+    const Expr x{u}, y{v};
+    if (ctx_.op(x) != Op::Symbol) {
+      stack.push_back({u, v});
+      return true;
+    }
+    return ctx_.op(y) == Op::Symbol && ctx_.is_integer_symbol(x) == ctx_.is_integer_symbol(y) &&
+           ctx_.symbol_tensor(x) == ctx_.symbol_tensor(y) && bind(u, v);
+  };
+  if (!settle(x1.id, x2.id)) return false;
   while (!stack.empty()) {
     auto [u, v] = stack.back();
     stack.pop_back();
     Expr x{u}, y{v};
-    if (u == v) {
-      if (ctx_.op(x) == Op::Symbol) {
-        if (!bind(u, u)) return false;
-      } else {
-        fixed_.push_back(u);  // duplicates are harmless: tensors() is memoized
-      }
-      continue;
-    }
     // A pair of nodes with one user each is reached only from the pair of
     // those users, which is expanded once (below, each distinct operand pair
-    // is pushed once), so it needs no visited entry: most pairs of a long
+    // is settled once), so it needs no visited entry: most pairs of a long
     // accumulation chain are such pairs.
     if ((ctx_.parent_count(x) > 1 || ctx_.parent_count(y) > 1) &&
         !visited.try_insert(std::uint64_t(u) << 32 | v, 1).second)
@@ -209,11 +219,6 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     const Op op = ctx_.op(x);
     if (op != ctx_.op(y)) return false;
     switch (op) {
-      case Op::Symbol:
-        if (ctx_.is_integer_symbol(x) != ctx_.is_integer_symbol(y) || ctx_.symbol_tensor(x) != ctx_.symbol_tensor(y))
-          return false;
-        if (!bind(u, v)) return false;
-        continue;
       case Op::Const:  // interned: different nodes are different values
       case Op::NegInf:
       case Op::PosInf:
@@ -244,7 +249,7 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
       for (std::size_t i = 0; i < sx_.size(); ++i) {
         const std::uint32_t p = cx[sx_[i].second].id, q = cy[sy_[i].second].id;
         if (i > 0 && p == cx[sx_[i - 1].second].id && q == cy[sy_[i - 1].second].id) continue;
-        stack.push_back({p, q});
+        if (!settle(p, q)) return false;
       }
       continue;
     }
@@ -252,7 +257,7 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
       bool repeated = false;
       for (std::size_t j = sorted && i > 0 ? i - 1 : 0; j < i && !repeated; ++j)
         repeated = cx[j] == cx[i] && cy[j] == cy[i];
-      if (!repeated) stack.push_back({cx[i].id, cy[i].id});
+      if (!repeated && !settle(cx[i].id, cy[i].id)) return false;
     }
   }
   return true;

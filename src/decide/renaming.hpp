@@ -99,7 +99,7 @@ class RenamingMatcher {
   std::unordered_map<std::string, unsigned> tensor_bit_;  // bits_, cached
   // Scratch for walk(), kept between calls.
   FlatMap64 visited_;
-  std::vector<std::uint32_t> fixed_;
+  std::vector<std::uint32_t> fixed_;  // nodes left as they are (on both sides of a pair)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stack_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sx_, sy_;  // (shape, operand index)
 };
