@@ -136,6 +136,7 @@ struct Memory {
   bool per_thread = false;
   bool untyped = false;  // declared as bytes: typed by its first access
   bool read_only = false;          // .const data
+  bool lazy_inputs = false;        // input cells whose symbol is not made yet hold an invalid handle
   std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
   std::vector<Val<V>> cells;
   std::vector<Shadow> shadow;
@@ -270,12 +271,28 @@ class Machine {
     }
   }
 
-  // A tensor's input values: symbols (integer ones for integer dtypes).
+  // A tensor's input values: symbols (integer ones for integer dtypes). In
+  // the symbolic domain an element's symbol is made when something first
+  // reads it (input() there is a hash-consed node with a string-keyed name:
+  // a CTA of a reduction reads 128 of the 512 elements it is given, and
+  // making them all was most of its symbolic run).
+  static constexpr bool kLazyInputs = std::is_same<D, SymbolicDomain>::value;
   void fill_inputs(Memory<V>& m) {
     const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
+    m.lazy_inputs = kLazyInputs;
     for (std::uint64_t e = 0; e < m.elements; ++e) {
       m.cells[e].kind = ints ? VKind::Data : VKind::Float;
-      m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
+      if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
+    }
+  }
+  // Makes cell c's input symbol if it is still to be made (see fill_inputs);
+  // every read of a cell calls it first.
+  void materialize(Memory<V>& m, std::size_t c) {
+    if constexpr (kLazyInputs) {
+      if (!m.lazy_inputs) return;
+      Val<V>& v = m.cells[c];
+      if (!v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
+        v.f = v.kind == VKind::Data ? d_.int_input(m.name, c) : d_.input(m.name, c);
     }
   }
 
@@ -937,6 +954,7 @@ class Machine {
       }
       std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
       check_read(t, m, c);
+      materialize(m, c);
       Val<V> v = m.cells[c];
       if (v.kind == VKind::Undef) {
         // Report it, but run on with a poison value: the read may be one side
@@ -1054,6 +1072,7 @@ class Machine {
     for (std::size_t h = 0; h < 2; ++h) {
       std::size_t c = cell(t, a, 2 * k + h, 2, false);
       check_read(t, m, c);
+      materialize(m, c);
       half[h] = m.cells[c];
       if (half[h].kind == VKind::Undef) {
         note_uninitialized(t, m, c);
@@ -1121,6 +1140,7 @@ class Machine {
     std::size_t c = cell(t, a, 0, dtype_bytes(ty), true);
     Val<V> v = operand(t, in.src[1]);
     check_atomic(t, m, c, pc_[t]);
+    materialize(m, c);
     Val<V> old = m.cells[c];
     const bool fl = dtype_is_float(ty);
     if (old.kind == VKind::Undef) {
@@ -1199,6 +1219,7 @@ class Machine {
       if (std::int64_t(k * width) < src_size) {
         std::size_t sc = cell(t, src, k, width, false);
         check_read(t, sm, sc, pc);
+        materialize(sm, sc);
         v = sm.cells[sc];
         if (v.kind == VKind::Undef) {
           note_uninitialized(t, sm, sc);
@@ -1956,6 +1977,7 @@ class Machine {
         for (int col = 0; col < 8; ++col) {
           std::size_t c = cell(t, a, std::size_t(col), 2, false);
           check_read(t, mem, c);
+          materialize(mem, c);
           const Val<V>& v = mem.cells[c];
           collective_sched_ = std::max(collective_sched_, v.sched);
           if (v.kind != VKind::Float) fail(DiagKind::Uninitialized, t, "ldmatrix reads " + mem.name + "[" + std::to_string(c) + "], which nothing has written");
@@ -2035,6 +2057,7 @@ class Machine {
 
   V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty) {
     check_read(t, m, c);
+    materialize(m, c);
     const Val<V>& v = m.cells[c];
     collective_sched_ = std::max(collective_sched_, v.sched);
     if (v.kind == VKind::Undef) {
@@ -2140,7 +2163,7 @@ class Machine {
   void collect(RunResult<D>& r) {
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       if (param_buf_[i] == kNone) continue;
-      const Memory<V>& m = mem_[param_buf_[i]];
+      Memory<V>& m = mem_[param_buf_[i]];  // materialize() makes the symbols of inputs never read
       if (o_.record_touches) {
         auto& tv = r.touches[m.name];
         tv = m.touches;
@@ -2150,6 +2173,7 @@ class Machine {
       auto& out = r.outputs[m.name];
       out.resize(m.cells.size());
       for (std::size_t e = 0; e < m.cells.size(); ++e) {
+        materialize(m, e);
         const Val<V>& v = m.cells[e];
         if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
         if (v.kind == VKind::Float || v.kind == VKind::Data)
