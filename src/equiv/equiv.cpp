@@ -683,7 +683,9 @@ namespace {
 // Both kernels of a pair spec, lowered, with their launches and report names;
 // none (and the reason in *r) when the spec is no pair or a kernel does not load.
 struct LoadedPair {
-  Program ref, opt;
+  Program ref;
+  std::optional<Program> own_opt;  // none: the optimized kernel is the reference itself
+  const Program& opt() const { return own_opt ? *own_opt : ref; }
   Launch ref_launch, opt_launch;
   std::string ref_name, opt_name;
   double parse_seconds = 0;
@@ -701,18 +703,18 @@ std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, R
     const ptx::ParseResult parsed = ptx::parse_ptx_file(spec.ref->ptx);
     a = take_program(lower_parsed(parsed, *spec.ref), r);
     if (!a) return std::nullopt;
-    if (spec.opt->kernel == spec.ref->kernel && spec.opt->dynamic_shared == spec.ref->dynamic_shared)
-      b = *a;
-    else
+    if (spec.opt->kernel != spec.ref->kernel || spec.opt->dynamic_shared != spec.ref->dynamic_shared) {
       b = take_program(lower_parsed(parsed, *spec.opt), r);
+      if (!b) return std::nullopt;
+    }
   } else {
     a = load_program(*spec.ref, r);
     if (!a) return std::nullopt;
     b = load_program(*spec.opt, r);
+    if (!b) return std::nullopt;
   }
-  if (!b) return std::nullopt;
   auto kernels = kernels_of(spec, true);
-  return LoadedPair{std::move(*a), std::move(*b), launch_of(spec, *spec.ref), launch_of(spec, *spec.opt),
+  return LoadedPair{std::move(*a), std::move(b), launch_of(spec, *spec.ref), launch_of(spec, *spec.opt),
                     kernels[0].second, kernels[1].second, since(t0)};
 }
 
@@ -720,7 +722,7 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   Report r;
   auto p = load_pair(spec, "an equivalence check", &r);
   if (!p) return r;
-  r = compare(p->ref, p->ref_launch, p->opt, p->opt_launch, limits, p->ref_name, p->opt_name);
+  r = compare(p->ref, p->ref_launch, p->opt(), p->opt_launch, limits, p->ref_name, p->opt_name);
   r.stats.parse_seconds = p->parse_seconds;
   return r;
 }
@@ -748,7 +750,7 @@ Report check_payloads(const Spec& spec, const PayloadOptions& options) {
     RunOptions ro;
     ro.check_races = trial == 0;
     auto x = run_program(pair->ref, pair->ref_launch, dom, ro);
-    auto y = run_program(pair->opt, pair->opt_launch, dom, ro);
+    auto y = run_program(pair->opt(), pair->opt_launch, dom, ro);
     ++r.stats.trials;
     if (trial == 0) {
       r.stats.ref = x.stats;
