@@ -189,6 +189,9 @@ class Machine {
   void setup() {
     n_ = std::uint32_t(l_.block.count());
     if (n_ == 0 || n_ > 4096) bad_launch("a CTA must have between 1 and 4096 threads, not " + std::to_string(n_));
+    // One thread races with nobody (its cp.async copies are checked apart
+    // from races between threads): no shadow memory, no vector clocks.
+    if (n_ == 1) o_.check_races = false;
     if (l_.args.size() != p_.params.size())
       bad_launch("the program has " + std::to_string(p_.params.size()) + " parameters but the launch gives " +
                  std::to_string(l_.args.size()));
@@ -217,7 +220,7 @@ class Machine {
       m.role = a.tensor.role;
       m.elements = a.tensor.elements();
       m.cells.resize(m.elements);
-      m.shadow.resize(m.elements);
+      if (o_.check_races) m.shadow.resize(m.elements);
       if (m.role == Role::In || m.role == Role::InOut) fill_inputs(m);
       param_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -253,7 +256,7 @@ class Machine {
         m.init.clear();
         m.role = Role::In;
         m.cells.resize(m.elements);
-        m.shadow.resize(m.elements);
+        if (o_.check_races) m.shadow.resize(m.elements);
         fill_inputs(m);
         decl_buf_[i] = std::uint32_t(mem_.size());
         mem_.push_back(std::move(m));
@@ -264,7 +267,7 @@ class Machine {
                    "tensor, with \"symbols\": {\"" + b.name + "\": \"<tensor>\"} in the kernel's spec entry");
       std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
       m.cells.resize(total);
-      if (!m.per_thread) m.shadow.resize(total);
+      if (!m.per_thread && o_.check_races) m.shadow.resize(total);
       fill_initial(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -682,7 +685,7 @@ class Machine {
       m.elements = m.elements * m.esize / width_bytes;
       m.esize = width_bytes;
       m.cells.assign(m.per_thread ? m.elements * n_ : m.elements, Val<V>{});
-      if (!m.per_thread) m.shadow.assign(m.elements, Shadow{});
+      if (!m.per_thread && o_.check_races) m.shadow.assign(m.elements, Shadow{});
       fill_initial(m);
     }
     m.untyped = false;

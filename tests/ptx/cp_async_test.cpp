@@ -53,6 +53,15 @@ TEST_CASE("reading a cp.async destination before the wait is a race, even in the
   CHECK(r.json().find("\"kind\": \"cp.async write\"") != std::string::npos);
 }
 
+TEST_CASE("a one-thread CTA still races with its own cp.async (races between threads are not tracked there)") {
+  Report r = check("cp_async.ptx", "no_wait", 1, x_y(32, 32));
+  INFO(r.text());
+  REQUIRE(r.verdict == Outcome::Race);
+  const Diagnostic& d = r.diagnostics.back();
+  REQUIRE(d.accesses.size() == 2);
+  CHECK(d.accesses[0].kind == "cp.async write");
+}
+
 TEST_CASE("after the wait, another thread still needs a barrier to read the copy") {
   Report r = check("cp_async.ptx", "no_barrier", 32, x_y(32, 32));
   INFO(r.text());
