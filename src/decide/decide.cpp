@@ -740,15 +740,16 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     end_a = std::max(end_a, x.id + 1);
     end_b = std::max(end_b, y.id + 1);
   }
+  std::vector<std::uint32_t> other_symbols;
   if (!split) {
     ma.shapes_below(std::max(end_a, end_b));
   } else if (threads >= 2) {
-    std::thread t([&] { mb.shapes_below(end_b); });
+    std::thread t([&] { mb.shapes_below(end_b, &other_symbols); });
     ma.shapes_below(end_a);
     t.join();
   } else {
     ma.shapes_below(end_a);
-    mb.shapes_below(end_b);
+    mb.shapes_below(end_b, &other_symbols);
   }
   std::vector<std::uint64_t> key(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i)
@@ -757,9 +758,8 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
   // handle in ctx (the same tensor, element and kind).
   detail::FlatMap64 symbol_keys;
   if (split) {
-    for (std::uint32_t id = 0; id < end_b; ++id) {
+    for (std::uint32_t id : other_symbols) {
       const Expr e{id};
-      if (other.op(e) != Op::Symbol) continue;
       const Expr here = other.is_integer_symbol(e) ? into->int_symbol(other.symbol_tensor(e), other.symbol_index(e))
                                                    : into->symbol(other.symbol_tensor(e), other.symbol_index(e));
       symbol_keys.insert(id, here.id);

@@ -86,9 +86,10 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
   return shape_[root.id];
 }
 
-void RenamingMatcher::shapes_below(std::uint32_t end) {
+void RenamingMatcher::shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols) {
   if (shape_.size() < end) shape_.resize(end, 0);
   for (std::uint32_t id = 0; id < end; ++id) {
+    if (symbols != nullptr && ctx_.op(Expr{id}) == Op::Symbol) symbols->push_back(id);
     if (shape_[id] != 0) continue;
     // Operands are made before the nodes that use them, so their shapes are
     // in already; the fallback keeps this right for any order.

@@ -62,7 +62,8 @@ class RenamingMatcher {
   // The shapes of all nodes with ids below end, in one pass in id order:
   // for the millions of nodes under an attention kernel's outputs, a
   // sequential sweep costs a fraction of a depth-first walk per output.
-  void shapes_below(std::uint32_t end);
+  // symbols: where given, gets the ids of the symbols below end.
+  void shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols = nullptr);
   // Symbols of this context are named in substitutions by keys->find(id)
   // (every symbol walked must have one); without keys, by their handle.
   void set_symbol_keys(const FlatMap64* keys) { keys_ = keys; }
