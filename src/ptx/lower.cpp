@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -123,6 +124,23 @@ bool parse_dtype(std::string_view s, DType* t) {
   }
 }
 
+// The n bytes at p (n <= 8) in one word, by fixed-size loads (overlapping
+// where n is not a load's size): every byte lands in the word, so that two
+// such words of the same n are equal only if the bytes are.
+inline std::uint64_t load_upto8(const char* p, std::size_t n) {
+  std::uint64_t a = 0, b = 0;
+  if (n >= 4) {
+    std::uint32_t x, y;
+    std::memcpy(&x, p, 4);
+    std::memcpy(&y, p + n - 4, 4);
+    a = x;
+    b = y;
+  } else if (n > 0) {
+    a = std::uint8_t(p[0]) | std::uint32_t(std::uint8_t(p[n / 2])) << 8 | std::uint32_t(std::uint8_t(p[n - 1])) << 16;
+  }
+  return a | b << 32;
+}
+
 // name -> index for the names an instruction's operands look up (registers,
 // variables, labels). A std::map did several string comparisons a lookup and
 // a node allocation per register. Most names are a stem and a number (%r12,
@@ -148,6 +166,45 @@ class NameTable {
     }
     set_hashed(name, id);
   }
+  // set(stem + i, first_id + i) for i in [0, count), as a .reg %r<N>
+  // declaration names them, without building and re-reading each name: the
+  // numbers go straight into the stem's family array. What find() returns
+  // afterwards is the same as after the single set() calls: the array only
+  // decides where a name is kept, never which index it has.
+  void set_range(std::string_view stem, std::uint32_t count, std::uint32_t first_id) {
+    if (count == 0) return;
+    // A stem that ends in a digit ("%r1<3>": %r10 %r11 %r12) or is empty
+    // reads back as another stem; a family table that is full hashes every
+    // new stem. Those take the general path, as do numbers past 2^20, which
+    // set() would hash as well.
+    Family* f = nullptr;
+    if (!stem.empty() && !in_digits(stem.back())) {
+      f = family(stem);
+      if (!f && families_.size() < 16) f = &families_.emplace_back(Family{pack(stem), std::string(stem), {}});
+    }
+    std::uint32_t i = 0;
+    if (f) {
+      const std::uint32_t fast = std::min<std::uint32_t>(count, 1u << 20);
+      if (fast > f->ids.size()) f->ids.resize(fast, kNone);
+      for (; i < fast; ++i) f->ids[i] = first_id + i;
+    }
+    std::string name(stem);
+    for (; i < count; ++i) {
+      name.resize(stem.size());
+      append_decimal(name, i);
+      set(name, first_id + i);
+    }
+  }
+  // std::to_string(v), appended without a temporary.
+  static void append_decimal(std::string& s, std::uint32_t v) {
+    char digits[10];
+    int n = 0;
+    do {
+      digits[n++] = char('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (n) s.push_back(digits[--n]);
+  }
   // The index of name, or null (valid until the next set()).
   const std::uint32_t* find(std::string_view name) const {
     std::string_view stem;
@@ -162,6 +219,7 @@ class NameTable {
   }
 
  private:
+  static bool in_digits(char c) { return c >= '0' && c <= '9'; }
   static constexpr std::uint32_t kNone = ~std::uint32_t(0);  // no index for this number
   struct Family {
     std::uint64_t key;               // the stem, packed (see pack())
@@ -170,10 +228,45 @@ class NameTable {
   };
   // A stem's length and up to 7 of its bytes in one word: families are told
   // apart by one comparison (and by the whole stem when it is longer).
+  // The bytes are read by fixed-size loads (a byte loop was a good part of a
+  // lookup); their order in the word is the machine's, the same for every
+  // stem, which is all a key needs.
   static std::uint64_t pack(std::string_view stem) {
-    std::uint64_t k = stem.size();
-    for (std::size_t i = 0; i < stem.size() && i < 7; ++i) k |= std::uint64_t(std::uint8_t(stem[i])) << (8 * (i + 1));
-    return k;
+    const char* p = stem.data();
+    std::uint64_t b = 0;
+    std::uint32_t w4 = 0;
+    std::uint16_t w2 = 0;
+    switch (std::min<std::size_t>(stem.size(), 7)) {
+      case 7:
+        std::memcpy(&w4, p, 4);
+        std::memcpy(&w2, p + 4, 2);
+        b = w4 | std::uint64_t(w2) << 32 | std::uint64_t(std::uint8_t(p[6])) << 48;
+        break;
+      case 6:
+        std::memcpy(&w4, p, 4);
+        std::memcpy(&w2, p + 4, 2);
+        b = w4 | std::uint64_t(w2) << 32;
+        break;
+      case 5:
+        std::memcpy(&w4, p, 4);
+        b = w4 | std::uint64_t(std::uint8_t(p[4])) << 32;
+        break;
+      case 4:
+        std::memcpy(&w4, p, 4);
+        b = w4;
+        break;
+      case 3:
+        std::memcpy(&w2, p, 2);
+        b = w2 | std::uint64_t(std::uint8_t(p[2])) << 16;
+        break;
+      case 2:
+        std::memcpy(&w2, p, 2);
+        b = w2;
+        break;
+      case 1: b = std::uint8_t(p[0]); break;
+      default: break;
+    }
+    return stem.size() | b << 8;
   }
   // name = stem + a decimal number without leading zeros ("%r12": "%r", 12).
   // Up to 7 digits, read from the end in one pass.
@@ -274,6 +367,19 @@ class NameTable {
   std::size_t size_ = 0;
 };
 
+// A new element for emplace_back(Fresh<T>{}), made by default- rather than
+// value-initialization: emplace_back() zeroes the whole object first (a
+// `rep stos` of an Instr's 144 bytes, slow to start) and then sets every
+// member anyway. The compiler builds the returned T in the vector's slot;
+// one that did not would move it there, with the same result.
+template <class T>
+struct Fresh {
+  operator T() const {
+    T t;
+    return t;
+  }
+};
+
 // Grows v geometrically to hold `extra` more elements (reserve(size + extra)
 // alone would reallocate on every inlined call).
 template <class T>
@@ -339,13 +445,19 @@ class Lowering {
       if (!parse_dtype(r.type, &t)) fail(r.loc, "unknown register type '" + r.type + "'");
       if (r.count < 0) {
         add_reg(f, r.name, t);
-      } else {
-        name = r.name;
+      } else if (r.count > 0) {
+        // The table learns the whole range at once; each register's name is
+        // then written with one string call (prefix and stem stay in the
+        // buffer, only the digits change).
+        f.regs.set_range(r.name, std::uint32_t(r.count), std::uint32_t(p_.registers.size()));
+        name.assign(f.prefix).append(r.name);
         const std::size_t stem = name.size();
+        name.resize(stem + 10);  // room for the digits of any count
         for (int i = 0; i < r.count; ++i) {
-          name.resize(stem);
-          append_decimal(name, std::uint32_t(i));
-          add_reg(f, name, t);
+          const std::size_t length = stem + write_decimal(&name[stem], std::uint32_t(i));
+          RegisterDecl& d = p_.registers.emplace_back();
+          d.name.append(name.data(), length);  // into the empty name: less work than assign
+          d.dtype = t;
         }
       }
     }
@@ -371,15 +483,16 @@ class Lowering {
     f_ = outer;
   }
 
-  // std::to_string(v), appended without a temporary.
-  static void append_decimal(std::string& s, std::uint32_t v) {
+  // Writes v in decimal at out (up to 10 characters); returns how many.
+  static std::size_t write_decimal(char* out, std::uint32_t v) {
     char digits[10];
-    int n = 0;
+    std::size_t n = 0;
     do {
       digits[n++] = char('0' + v % 10);
       v /= 10;
     } while (v);
-    while (n) s.push_back(digits[--n]);
+    for (std::size_t j = 0; j < n; ++j) out[j] = digits[n - 1 - j];
+    return n;
   }
 
   void add_reg(Frame& f, const std::string& name, DType t) {
@@ -562,12 +675,16 @@ class Lowering {
     fail(o.loc, "'" + o.name + "' in an address is not a declared register, variable or parameter");
   }
 
-  decltype(Instr::dst) dsts(const ptx::Operand& o) {
-    if (o.kind != ptx::Operand::Kind::Vector) return {reg_of(o)};
-    decltype(Instr::dst) d;
+  // d = the destination registers of o, written into d itself: a returned
+  // SmallVector was built and then copied over.
+  void set_dsts(decltype(Instr::dst)& d, const ptx::Operand& o) {
+    d.clear();
+    if (o.kind != ptx::Operand::Kind::Vector) {
+      d.push_back(reg_of(o));
+      return;
+    }
     d.reserve(o.elements.size());
     for (const auto& e : o.elements) d.push_back(reg_of(e));
-    return d;
   }
 
   void need(const Instruction& in, std::size_t n) {
@@ -747,12 +864,91 @@ class Lowering {
     return false;
   }
 
+  // What lower() reads off an opcode before looking at its operands: its
+  // parts, its type parts and its first part's meaning. A kernel has few
+  // distinct opcodes (red_ref: 8 in 250 instructions), so each is split and
+  // matched once and then found by a hash of its text.
+  struct DecodedOpcode {
+    explicit DecodedOpcode(std::string_view op) : text(op), parts(text) {
+      // The last type-like part is the operation type; cvt needs the first two too.
+      for (std::size_t i = 1; i < parts.size(); ++i) {
+        DType t;
+        if (!parse_dtype(parts[i], &t)) continue;
+        if (ntypes == 0) first_type = t;
+        if (ntypes == 1) second_type = t;
+        last_type = t;
+        ++ntypes;
+      }
+      info = base_of(parts[0]);
+    }
+    DecodedOpcode(const DecodedOpcode&) = delete;  // parts are views into text
+    DecodedOpcode& operator=(const DecodedOpcode&) = delete;
+    const std::string text;
+    const OpParts parts;
+    std::size_t ntypes = 0;
+    DType first_type = DType::B32, second_type = DType::B32, last_type = DType::B32;
+    BaseInfo info;
+  };
+
+  // The table's slots keep an opcode's length and its first and last 8
+  // bytes, which for up to 16 bytes (most opcodes) are the whole text: a
+  // lookup then compares in the slot, without following the entry pointer,
+  // and the hash is two independent multiplications.
+  struct OpcodeSlot {
+    std::uint64_t head = 0, tail = 0;
+    std::uint32_t length = ~std::uint32_t(0);  // none: an empty slot
+    const DecodedOpcode* entry = nullptr;
+  };
+  static void opcode_key(std::string_view op, std::uint64_t* head, std::uint64_t* tail) {
+    const std::size_t n = op.size();
+    if (n <= 8) {
+      *head = load_upto8(op.data(), n);
+      *tail = 0;
+    } else {
+      std::memcpy(head, op.data(), 8);
+      std::memcpy(tail, op.data() + n - 8, 8);
+    }
+  }
+  static std::size_t opcode_hash(std::uint64_t head, std::uint64_t tail, std::size_t n) {
+    const std::uint64_t h = head * 0x9E3779B97F4A7C15ull ^ tail * 0xC2B2AE3D27D4EB4Full ^ n;
+    return std::size_t(h ^ (h >> 29) ^ (h >> 47));
+  }
+
+  const DecodedOpcode& decode(const std::string& op) {
+    std::uint64_t head, tail;
+    opcode_key(op, &head, &tail);
+    const std::size_t n = op.size();
+    if (4 * (decoded_.size() + 1) > 3 * decoded_slots_.size()) {
+      // Grow the table (open addressing, at most 3/4 full) and re-place every entry.
+      std::vector<OpcodeSlot> old = std::move(decoded_slots_);
+      decoded_slots_.assign(std::max<std::size_t>(32, 2 * old.size()), OpcodeSlot{});
+      const std::size_t mask = decoded_slots_.size() - 1;
+      for (const OpcodeSlot& o : old) {
+        if (!o.entry) continue;
+        std::size_t i = opcode_hash(o.head, o.tail, o.length) & mask;
+        while (decoded_slots_[i].entry) i = (i + 1) & mask;
+        decoded_slots_[i] = o;
+      }
+    }
+    const std::size_t mask = decoded_slots_.size() - 1;
+    for (std::size_t i = opcode_hash(head, tail, n) & mask;; i = (i + 1) & mask) {
+      OpcodeSlot& slot = decoded_slots_[i];
+      if (slot.length == n && slot.head == head && slot.tail == tail && (n <= 16 || slot.entry->text == op))
+        return *slot.entry;
+      if (!slot.entry) {
+        decoded_.push_back(std::make_unique<DecodedOpcode>(op));
+        slot = OpcodeSlot{head, tail, std::uint32_t(n), decoded_.back().get()};
+        return *slot.entry;
+      }
+    }
+  }
+
   // idiom: find_idioms()' mark for this instruction.
   void lower(const Instruction& pin, std::int32_t idiom) {
     // Built in place at the end of the code; the few paths that emit other
     // instructions instead (calls, .param slot moves) take it out first. On
     // an error the whole Program is dropped, half-built instruction and all.
-    Instr& in = p_.code.emplace_back();
+    Instr& in = p_.code.emplace_back(Fresh<Instr>{});
     in.loc = pin.loc;
     if (in.loc.source.empty()) in.loc.source = call_source_;  // a callee without .loc lines: the call's line
     if (idiom >= 0) {
@@ -777,43 +973,34 @@ class Lowering {
       in.guard = std::int32_t(*g);
       in.guard_negated = pin.guard_negated;
     }
-    const OpParts parts(pin.opcode);
-    const std::string_view base = parts[0];
-    // The last type-like part is the operation type; cvt needs the first two too.
-    std::size_t ntypes = 0;
-    DType first_type = DType::B32, second_type = DType::B32, last_type = DType::B32;
-    for (std::size_t i = 1; i < parts.size(); ++i) {
-      DType t;
-      if (!parse_dtype(parts[i], &t)) continue;
-      if (ntypes == 0) first_type = t;
-      if (ntypes == 1) second_type = t;
-      last_type = t;
-      ++ntypes;
-    }
+    const DecodedOpcode& decoded = decode(pin.opcode);
+    const OpParts& parts = decoded.parts;
+    const std::size_t ntypes = decoded.ntypes;
+    const DType first_type = decoded.first_type, second_type = decoded.second_type, last_type = decoded.last_type;
     auto has = [&](const auto& m) { return has_part(parts, m); };
     in.type = ntypes == 0 ? DType::B32 : last_type;
     const auto& ops = pin.operands;
     auto simple = [&](Opcode op, std::size_t nsrc) {
       need(pin, nsrc + 1);
       in.op = op;
-      in.dst = dsts(ops[0]);
+      set_dsts(in.dst, ops[0]);
       in.src.reserve(nsrc);
       for (std::size_t i = 1; i <= nsrc; ++i) in.src.push_back(value(ops[i]));
       if (!ops[0].pred_out.empty()) fail(ops[0].loc, "a predicate output '|p' is not supported on '" + pin.opcode + "'");
     };
 
-    const BaseInfo info = base_of(base);
+    const BaseInfo info = decoded.info;
     switch (info.base) {
       case Base::Mov:
       case Base::Cvta:
         need(pin, 2);
         in.op = Opcode::Mov;
         if (ops[1].kind == ptx::Operand::Kind::Vector) {  // pack
-          in.dst = dsts(ops[0]);
+          set_dsts(in.dst, ops[0]);
           in.src.reserve(ops[1].elements.size());
           for (const auto& e : ops[1].elements) in.src.push_back(value(e));
         } else {
-          in.dst = dsts(ops[0]);  // a vector destination unpacks
+          set_dsts(in.dst, ops[0]);  // a vector destination unpacks
           in.src.push_back(value(ops[1]));
         }
         break;
@@ -868,7 +1055,7 @@ class Lowering {
         if (in.space == Space::Const && in.op == Opcode::St) fail(pin.loc, "a store to .const memory");
         need(pin, 2);
         if (in.op == Opcode::Ld) {
-          in.dst = dsts(ops[0]);
+          set_dsts(in.dst, ops[0]);
           in.src.push_back(address(ops[1]));
         } else {
           in.src.reserve(1 + (ops[1].kind == ptx::Operand::Kind::Vector ? ops[1].elements.size() : 1));
@@ -962,7 +1149,7 @@ class Lowering {
         if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + pin.opcode + "'");
         in.type = DType::F32;
         in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
-        in.dst = dsts(ops[0]);
+        set_dsts(in.dst, ops[0]);
         in.src.reserve(ops[1].elements.size() + ops[2].elements.size() + ops[3].elements.size());
         for (std::size_t i = 1; i < 4; ++i)
           for (const auto& e : ops[i].elements) in.src.push_back(value(e));
@@ -973,7 +1160,7 @@ class Lowering {
         in.mode = std::uint8_t(has("x4") ? 4 : has("x2") ? 2 : 1);
         in.trans = has("trans");
         in.space = Space::Shared;
-        in.dst = dsts(ops[0]);
+        set_dsts(in.dst, ops[0]);
         in.src = {address(ops[1])};
         break;
       case Base::Other: fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
@@ -1284,7 +1471,7 @@ class Lowering {
       in.type = has_part(parts, "tf32") ? DType::F32 : type;
       in.space = space_of(parts);
       if (op == "load") {
-        in.dst = dsts(fragment(ops[0]));
+        set_dsts(in.dst, fragment(ops[0]));
         in.src = {address(ops[1]), stride(2)};
       } else {
         in.src = {address(ops[0]), stride(2)};
@@ -1300,7 +1487,7 @@ class Lowering {
     in.type = DType::F32;
     for (std::size_t i = 1; i + 1 < parts.size(); ++i)
       if (shapes.count(parts[i])) in.type = parts[i + 1] == "f16" ? DType::F16 : DType::F32;
-    in.dst = dsts(fragment(ops[0]));
+    set_dsts(in.dst, fragment(ops[0]));
     const std::size_t na = fragment(ops[1]).elements.size(), nb = fragment(ops[2]).elements.size();
     in.src = {tileverify::Operand::integer(std::int64_t(na)), tileverify::Operand::integer(std::int64_t(nb))};
     for (std::size_t i = 1; i < 4; ++i)
@@ -1344,6 +1531,11 @@ class Lowering {
   // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.
   static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2;
   std::map<const Kernel*, std::vector<std::int32_t>> idioms_;
+  // decode()'s table: the entries, in the order first seen, never moved once
+  // made (lower() holds a reference across a call's inlining), and the slots
+  // that find them.
+  std::vector<std::unique_ptr<DecodedOpcode>> decoded_;
+  std::vector<OpcodeSlot> decoded_slots_;
   std::vector<std::string> idiom_regs_;  // the fma.rm register of each rewritten shl
 };
 

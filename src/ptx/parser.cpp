@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstring>
+#include <memory>
 #include <string_view>
 
 #include <fcntl.h>
@@ -28,13 +30,15 @@ const Kernel* Module::find(const std::string& name) const {
 
 namespace {
 
+// Plain data, left uninitialized when the lexer's array grows: the lexer
+// writes every field of every token it makes.
 struct Token {
   enum class Kind : std::uint8_t { Ident, Number, Punct, String, End };
-  const char* begin = nullptr;  // into the source text, which outlives the parse
-  std::uint32_t length = 0;
-  std::uint32_t line = 0, col = 0;
-  Kind kind = Kind::End;
-  char punct = 0;  // a Punct token's character; 0 for any other token
+  const char* begin;  // into the source text, which outlives the parse (null: End)
+  std::uint32_t length;
+  std::uint32_t line, col;
+  Kind kind;
+  char punct;  // a Punct token's character; 0 for any other token
   std::string_view text() const { return std::string_view(begin, length); }
 };
 
@@ -43,6 +47,25 @@ struct Failure {
 };
 
 std::string str(std::string_view s) { return std::string(s); }
+
+// A new element for emplace_back(Fresh<T>{}), made by default- rather than
+// value-initialization: emplace_back() zeroes the whole object first (a
+// `rep stos` of 128 bytes an Operand, 200 a Statement, slow to start),
+// and then sets every member anyway. The compiler builds the returned T in
+// the vector's slot; one that did not would move it there, with the same
+// result.
+template <class T>
+struct Fresh {
+  operator T() const {
+    T t;
+    return t;
+  }
+};
+
+// s = v for an s known to be empty (a member of a just-made Operand or
+// Statement): append does less than assign, which handles any old contents
+// and overlaps.
+inline void append(std::string& s, std::string_view v) { s.append(v.data(), v.size()); }
 
 // Character classes, as <cctype> gives them in the "C" locale (the lexer used
 // isalpha / isdigit / isspace), without a locale lookup per character.
@@ -150,22 +173,36 @@ bool parse_int(std::string_view s, std::int64_t* out) {
 
 // The lexer's output: the tokens, ending with an End token, and for each
 // outermost '{' the number of ';' and ':' tokens up to its '}', which bounds
-// the statements of a function body (a capacity hint for the parser).
+// the statements of a function body (a capacity hint for the parser). The
+// token array is a plain buffer that the lexer fills through a pointer: a
+// std::vector's emplace_back zeroed each token and checked its capacity
+// through memory the token stores might alias.
 struct Lexed {
-  std::vector<Token> tokens;
+  std::unique_ptr<Token[]> tokens;
+  std::size_t size = 0, capacity = 0;
   std::vector<std::pair<std::size_t, std::size_t>> brace_counts;  // (index of an outermost '{', count), in order
+  // Room for at least n tokens, keeping the first `size`.
+  void grow(std::size_t n) {
+    if (n <= capacity) return;
+    n = std::max(n, 2 * capacity);
+    std::unique_ptr<Token[]> bigger(new Token[n]);
+    if (size) std::memcpy(static_cast<void*>(bigger.get()), tokens.get(), size * sizeof(Token));
+    tokens = std::move(bigger);
+    capacity = n;
+  }
 };
 
-// The scanning loops rely on the '\0' that std::string keeps after the text:
+// The scanning loops rely on a '\0' after the text (s[n], as std::string keeps):
 // it is in no character class, so it stops them at the end without a bounds
 // check (and a '\0' inside the text stops them the same way, as it always
 // has). Positions live in locals, not members, so that the compiler keeps
 // them in registers across the token stores.
-void lex(const std::string& text, const std::string& file, Lexed& out) {
-  const char* const s = text.c_str();
-  const std::size_t n = text.size();
-  std::vector<Token>& tokens = out.tokens;
-  tokens.reserve(n / 2 + 16);  // nvcc's PTX: about one token per 2 to 3 bytes
+void lex(const char* const s, const std::size_t n, const std::string& file, Lexed& out) {
+  out.size = 0;
+  out.grow(n / 2 + 16);  // nvcc's PTX: about one token per 2 to 3 bytes
+  Token* tokens = out.tokens.get();
+  Token* limit = tokens + out.capacity;
+  Token* t = tokens;  // the next token to write
   std::size_t i = 0;
   std::uint32_t line = 1;
   std::size_t line_start = 0;  // the column of s[i] is i - line_start + 1
@@ -175,16 +212,16 @@ void lex(const std::string& text, const std::string& file, Lexed& out) {
   for (;;) {
     // Spaces and comments.
     for (;;) {
-      while (in_class(s[i], kSpace)) {
-        if (s[i] == '\n') {
+      const char c = s[i];
+      if (in_class(c, kSpace)) {
+        if (c == '\n') {
           ++line;
           line_start = i + 1;
         }
         ++i;
-      }
-      if (s[i] == '/' && s[i + 1] == '/') {
+      } else if (c == '/' && s[i + 1] == '/') {
         while (i < n && s[i] != '\n') ++i;
-      } else if (s[i] == '/' && s[i + 1] == '*') {
+      } else if (c == '/' && s[i + 1] == '*') {
         const std::uint32_t start_line = line, start_col = column(i);
         i += 2;
         while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/')) {
@@ -200,64 +237,82 @@ void lex(const std::string& text, const std::string& file, Lexed& out) {
         break;
       }
     }
-    Token& t = tokens.emplace_back();
-    t.line = line;
-    t.col = column(i);
+    if (t == limit) {  // rare: more than one token per 2 bytes
+      out.size = std::size_t(t - tokens);
+      out.grow(out.capacity + 1);
+      tokens = out.tokens.get();
+      limit = tokens + out.capacity;
+      t = tokens + out.size;
+    }
+    t->line = line;
+    t->col = column(i);
     if (i >= n) {
-      t.kind = Token::Kind::End;
+      t->begin = nullptr;
+      t->length = 0;
+      t->kind = Token::Kind::End;
+      t->punct = 0;
+      out.size = std::size_t(t - tokens) + 1;
       if (depth > 0) out.brace_counts.back().second = count;  // an unclosed body: up to the end
       return;
     }
     const char c = s[i];
+    const std::uint8_t cls = kClass[static_cast<unsigned char>(c)];
     const std::size_t b = i;
-    if (in_class(c, kIdentStart)) {
+    char punct = 0;
+    Token::Kind kind;
+    if (cls & kIdentStart) {
       // Identifiers, opcodes and directives: dotted words (ld.global.f32, %tid.x, .reg).
       for (;;) {
+        ++i;
         while (in_class(s[i], kIdentChar)) ++i;
         // "::" joins qualifiers (.shared::cta, .mbarrier::complete_tx::bytes);
         // a single ':' ends a label.
         if (s[i] == ':' && s[i + 1] == ':' && in_class(s[i + 2], kIdentChar)) {
-          i += 2;
+          i += 1;  // the loop's ++i steps over the second ':'
           continue;
         }
         break;
       }
-      t.kind = Token::Kind::Ident;
-    } else if (in_class(c, kDigit)) {
-      while (in_class(s[i], kNumberChar)) ++i;
-      t.kind = Token::Kind::Number;
-    } else if (c == '"') {
+      kind = Token::Kind::Ident;
+    } else if (cls & kPunct) {
       ++i;
-      while (i < n && s[i] != '"' && s[i] != '\n') ++i;
-      if (i >= n || s[i] != '"') throw Failure{{SourceLoc{file, t.line, t.col}, "unterminated string"}};
-      ++i;
-      t.kind = Token::Kind::String;
-    } else if (in_class(c, kPunct)) {
-      ++i;
-      t.kind = Token::Kind::Punct;
-      t.punct = c;
+      kind = Token::Kind::Punct;
+      punct = c;
       if (c == ';' || c == ':') {
         ++count;
       } else if (c == '{') {
         if (depth++ == 0) {
-          out.brace_counts.emplace_back(tokens.size() - 1, 0);
+          out.brace_counts.emplace_back(std::size_t(t - tokens), 0);
           count = 0;
         }
       } else if (c == '}' && depth > 0 && --depth == 0) {
         out.brace_counts.back().second = count;
       }
+    } else if (cls & kDigit) {
+      ++i;
+      while (in_class(s[i], kNumberChar)) ++i;
+      kind = Token::Kind::Number;
+    } else if (c == '"') {
+      ++i;
+      while (i < n && s[i] != '"' && s[i] != '\n') ++i;
+      if (i >= n || s[i] != '"') throw Failure{{SourceLoc{file, t->line, t->col}, "unterminated string"}};
+      ++i;
+      kind = Token::Kind::String;
     } else {
-      throw Failure{{SourceLoc{file, t.line, t.col}, std::string("unexpected character '") + c + "'"}};
+      throw Failure{{SourceLoc{file, t->line, t->col}, std::string("unexpected character '") + c + "'"}};
     }
-    t.begin = s + b;
-    t.length = std::uint32_t(i - b);
+    t->begin = s + b;
+    t->length = std::uint32_t(i - b);
+    t->kind = kind;
+    t->punct = punct;
+    ++t;
   }
 }
 
 class Parser {
  public:
   Parser(const Lexed& lexed, const std::string& file)
-      : t_(lexed.tokens), brace_counts_(lexed.brace_counts), file_(SharedString::interned(file)) {
+      : t_(lexed.tokens.get()), nt_(lexed.size), brace_counts_(lexed.brace_counts), file_(SharedString::interned(file)) {
     m_.file = file;
   }
 
@@ -278,7 +333,7 @@ class Parser {
   // Tokens are never added or removed after lexing, so references into t_ stay
   // valid. p_ never passes the End token, the last one.
   const Token& peek() const { return t_[p_]; }
-  const Token& peek(std::size_t k) const { return t_[std::min(p_ + k, t_.size() - 1)]; }
+  const Token& peek(std::size_t k) const { return t_[std::min(p_ + k, nt_ - 1)]; }
   bool at_end() const { return peek().kind == Token::Kind::End; }
   const Token& next() {
     const Token& t = peek();
@@ -312,6 +367,18 @@ class Parser {
     if (peek().kind != Token::Kind::Number) fail(peek(), std::string("expected ") + what);
     const Token& t = next();
     std::int64_t v = 0;
+    // Most integers are a few decimal digits (offsets, counts): read here,
+    // with the value parse_int would give; anything else goes to it.
+    if (t.length <= 9) {
+      std::uint32_t x = 0;
+      std::uint32_t i = 0;
+      for (; i < t.length; ++i) {
+        const std::uint32_t d = std::uint32_t(std::uint8_t(t.begin[i])) - '0';
+        if (d > 9) break;
+        x = x * 10 + d;
+      }
+      if (i == t.length) return neg ? -std::int64_t(x) : std::int64_t(x);
+    }
     if (!parse_int(t.text(), &v)) fail(t, "malformed integer '" + str(t.text()) + "'");
     return neg ? -v : v;
   }
@@ -663,7 +730,7 @@ class Parser {
     if (it != brace_counts_.end() && it->first == open) return it->second;
     std::size_t n = 0;
     int depth = 1;
-    for (std::size_t i = p_; i < t_.size() && depth > 0; ++i) {
+    for (std::size_t i = p_; i < nt_ && depth > 0; ++i) {
       const Token& t = t_[i];
       const char c = t.punct;
       if (c == ';' || c == ':') ++n;
@@ -679,7 +746,7 @@ class Parser {
   std::size_t count_items(char close) const {
     std::size_t n = 1;
     int depth = 0;
-    for (std::size_t i = p_, end = std::min(t_.size(), p_ + 256); i < end; ++i) {
+    for (std::size_t i = p_, end = std::min(nt_, p_ + 256); i < end; ++i) {
       const Token& t = t_[i];
       const char c = t.punct;
       if (c == 0) continue;
@@ -726,14 +793,14 @@ class Parser {
       } else if (ident && w[0] == '.' && (w == ".pragma" || w == ".callprototype")) {
         skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
       } else if (ident && peek(1).punct == ':') {
-        Statement& s = k.body.emplace_back();
+        Statement& s = k.body.emplace_back(Fresh<Statement>{});
         s.kind = Statement::Kind::Label;
         set_loc(s.loc, t);
         s.label.assign(next().text());
         next();
       } else {
         // Built in place: on an error the whole Module is dropped anyway.
-        instruction(k.body.emplace_back());
+        instruction(k.body.emplace_back(Fresh<Statement>{}));
       }
     }
   }
@@ -763,7 +830,7 @@ class Parser {
     const bool guarded = accept('@');
     if (guarded) {
       in.guard_negated = accept('!');
-      in.guard.assign(ident("a guard predicate"));
+      append(in.guard, ident("a guard predicate"));
     }
     if (peek().kind != Token::Kind::Ident)
       fail(peek(), at_end() ? std::string("unexpected end of file: expected an instruction")
@@ -774,11 +841,11 @@ class Parser {
     in.debug_file = debug_file_;
     in.debug_line = debug_line_;
     in.debug_column = debug_column_;
-    in.opcode.assign(op.text());
+    append(in.opcode, op.text());
     if (!is(';')) {
       in.operands.reserve(count_items(';'));
-      operand(in.operands.emplace_back());
-      while (accept(',')) operand(in.operands.emplace_back());
+      operand(in.operands.emplace_back(Fresh<Operand>{}));
+      while (accept(',')) operand(in.operands.emplace_back(Fresh<Operand>{}));
     }
     if (at_end()) fail(in.loc, "unexpected end of file: '" + in.opcode + "' is not terminated by ';'");
     if (!accept(';')) expect_failed(';', ("after '" + in.opcode + "'").c_str());
@@ -789,8 +856,8 @@ class Parser {
     o.kind = Operand::Kind::Vector;
     if (!is(close)) {
       o.elements.reserve(count_items(close));
-      operand(o.elements.emplace_back());
-      while (accept(',')) operand(o.elements.emplace_back());
+      operand(o.elements.emplace_back(Fresh<Operand>{}));
+      while (accept(',')) operand(o.elements.emplace_back(Fresh<Operand>{}));
     }
     expect(close, what);
   }
@@ -800,11 +867,11 @@ class Parser {
     set_loc(o.loc, peek());
     if (accept('[')) {
       o.kind = Operand::Kind::Address;
-      if (peek().kind == Token::Kind::Ident) o.name.assign(next().text());
+      if (peek().kind == Token::Kind::Ident) append(o.name, next().text());
       else o.value = integer("an address");
       if (accept('+')) o.value += integer("an address offset");
       else if (is('-')) o.value += integer("an address offset");
-      while (accept(',')) operand(o.elements.emplace_back());  // [tensormap, {x, y}]: TMA coordinates
+      while (accept(',')) operand(o.elements.emplace_back(Fresh<Operand>{}));  // [tensormap, {x, y}]: TMA coordinates
       expect(']', "to close the address");
       return;
     }
@@ -824,9 +891,9 @@ class Parser {
       return;
     }
     if (peek().kind == Token::Kind::Ident) {
-      o.name.assign(next().text());
+      append(o.name, next().text());
       o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
-      if (accept('|')) o.pred_out.assign(ident("a predicate after '|'"));
+      if (accept('|')) append(o.pred_out, ident("a predicate after '|'"));
       return;
     }
     bool neg = accept('-');
@@ -855,7 +922,8 @@ class Parser {
     }
   }
 
-  const std::vector<Token>& t_;
+  const Token* const t_;
+  const std::size_t nt_;  // tokens, the last one End
   const std::vector<std::pair<std::size_t, std::size_t>>& brace_counts_;
   std::size_t p_ = 0;
   const SharedString file_;  // every SourceLoc of the Module shares it
@@ -866,28 +934,53 @@ class Parser {
 
 }  // namespace
 
-ParseResult parse_ptx(const std::string& text, const std::string& file) {
+namespace {
+
+// s[n] must be '\0' (see lex()).
+ParseResult parse_text(const char* s, std::size_t n, const std::string& file) {
   // The token array of a small file is a large block (about 12 bytes of
   // tokens a byte of text): allocated and freed for every parse, it cost
   // more than lexing into it. Each thread keeps its own for the next parse,
   // unless it grew past what a usual PTX file needs.
   thread_local Lexed lexed;
-  lexed.tokens.clear();
   lexed.brace_counts.clear();
   ParseResult r;
   try {
-    lex(text, file, lexed);  // the whole file first: a lexical error anywhere wins
+    lex(s, n, file, lexed);  // the whole file first: a lexical error anywhere wins
     r.module = Parser(lexed, file).run();
   } catch (Failure& f) {
     r.error = std::move(f.error);
   }
   constexpr std::size_t kKeep = std::size_t(1) << 20;  // tokens: 24 MiB
-  if (lexed.tokens.capacity() > kKeep) lexed = Lexed();
+  if (lexed.capacity > kKeep) lexed = Lexed();
   return r;
 }
 
+// The text of a file being read, in a buffer each thread keeps for its next
+// file (as the token array): a std::string per file was an allocation, a
+// zero fill of its size and a free, for text that lives only as long as the
+// parse. It is given back when it grew past what a usual file needs.
+struct TextBuffer {
+  std::unique_ptr<char[]> data;
+  std::size_t capacity = 0;
+  // Room for n bytes, keeping the first `used`.
+  void reserve(std::size_t n, std::size_t used) {
+    if (n <= capacity) return;
+    std::unique_ptr<char[]> bigger(new char[n]);
+    if (used) std::memcpy(bigger.get(), data.get(), used);
+    data = std::move(bigger);
+    capacity = n;
+  }
+};
+
+}  // namespace
+
+ParseResult parse_ptx(const std::string& text, const std::string& file) {
+  return parse_text(text.c_str(), text.size(), file);
+}
+
 ParseResult parse_ptx_file(const std::string& path) {
-  // POSIX reads straight into the string, sized from fstat: an ifstream
+  // POSIX reads straight into the buffer, sized from fstat: an ifstream
   // (its locale, its buffer, a copy out of it) cost as much as parsing a
   // small file. As with the stream, a read error ends the text where it is.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -896,20 +989,28 @@ ParseResult parse_ptx_file(const std::string& path) {
     r.error = Error{SourceLoc{path, 0, 0}, "cannot read the file"};
     return r;
   }
+  thread_local TextBuffer text;
   struct stat st {};
-  std::string text;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) text.resize(std::size_t(st.st_size));
+  std::size_t size = 0;  // the bytes the buffer may take before it grows
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) size = std::size_t(st.st_size);
+  text.reserve(size + 1, 0);  // + 1: the '\0' after the text
   std::size_t used = 0;
   for (;;) {
-    if (used == text.size()) text.resize(used + (std::size_t(1) << 16));  // the file grew, or its size is unknown
-    const ssize_t got = ::read(fd, &text[used], text.size() - used);
+    if (used == size) {  // the file grew, or its size is unknown
+      size = used + (std::size_t(1) << 16);
+      text.reserve(size + 1, used);
+    }
+    const ssize_t got = ::read(fd, text.data.get() + used, size - used);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     used += std::size_t(got);
   }
   ::close(fd);
-  text.resize(used);
-  return parse_ptx(text, path);
+  text.data[used] = '\0';
+  ParseResult r = parse_text(text.data.get(), used, path);
+  constexpr std::size_t kKeep = std::size_t(1) << 22;  // 4 MiB of text
+  if (text.capacity > kKeep) text = TextBuffer();
+  return r;
 }
 
 }  // namespace tileverify::ptx
