@@ -210,13 +210,6 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     auto [u, v] = stack.back();
     stack.pop_back();
     Expr x{u}, y{v};
-    // A pair of nodes with one user each is reached only from the pair of
-    // those users, which is expanded once (below, each distinct operand pair
-    // is settled once), so it needs no visited entry: most pairs of a long
-    // accumulation chain are such pairs.
-    if ((ctx_.parent_count(x) > 1 || ctx_.parent_count(y) > 1) &&
-        !visited.try_insert(std::uint64_t(u) << 32 | v, 1).second)
-      continue;
     const Op op = ctx_.op(x);
     if (op != ctx_.op(y)) return false;
     switch (op) {
@@ -237,6 +230,19 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     }
     ExprRange cx = ctx_.children(x), cy = ctx_.children(y);
     if (cx.size() != cy.size()) return false;
+    // A pair reached again is expanded again unless it is remembered. That
+    // cannot happen to a pair of nodes with one user each (reached only from
+    // the pair of those users, expanded once: below, each distinct operand
+    // pair is settled once), and costs no more than remembering for a pair
+    // over leaves (a product of two inputs: remembering it is a cache miss in
+    // a table of a whole attention row). The users counted are all users in
+    // the context: in a long sum, each product is an operand of every partial
+    // sum of its chunk, most of which no output uses.
+    bool over_leaves = true;
+    for (std::uint32_t i = 0; i < cx.size() && over_leaves; ++i) over_leaves = ctx_.children(cx[i]).size() == 0;
+    if (!over_leaves && (ctx_.parent_count(x) > 1 || ctx_.parent_count(y) > 1) &&
+        !visited.try_insert(std::uint64_t(u) << 32 | v, 1).second)
+      continue;
     // Each distinct operand pair once (x * x, select(a > b, a, c)). The
     // operands of sums, products, max and min are sorted on both sides (by
     // handle, or here by shape and then position), so a repeated pair is
