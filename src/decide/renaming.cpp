@@ -88,13 +88,22 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
 
 void RenamingMatcher::shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols) {
   if (shape_.size() < end) shape_.resize(end, 0);
+  if (tensors_.size() < end) tensors_.resize(end, 0);
   for (std::uint32_t id = 0; id < end; ++id) {
     if (symbols != nullptr && ctx_.op(Expr{id}) == Op::Symbol) symbols->push_back(id);
-    if (shape_[id] != 0) continue;
-    // Operands are made before the nodes that use them, so their shapes are
-    // in already; the fallback keeps this right for any order.
-    const std::uint64_t h = shape_of(Expr{id});
-    shape_[id] = h != 0 ? h : shape(Expr{id});
+    // Operands are made before the nodes that use them, so their shapes and
+    // masks are in already; the fallbacks keep this right for any order.
+    if (shape_[id] == 0) {
+      const std::uint64_t h = shape_of(Expr{id});
+      shape_[id] = h != 0 ? h : shape(Expr{id});
+    }
+    if (tensors_[id] == 0) {
+      const std::uint64_t m = tensor_mask_of(Expr{id});
+      if (m != 0)
+        tensors_[id] = m;
+      else
+        tensors(Expr{id});
+    }
   }
 }
 
@@ -130,22 +139,32 @@ unsigned TensorBits::bit(const std::string& tensor) {
   return std::min(index_.emplace(tensor, unsigned(index_.size())).first->second, 61u);
 }
 
+// 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
+// which is never a tensor's bit.
+constexpr std::uint64_t kTensorsDone = std::uint64_t(1) << 62;
+
+std::uint64_t RenamingMatcher::tensor_mask_of(Expr e) {
+  std::uint64_t m = 0;
+  if (ctx_.op(e) == Op::Symbol) {
+    const std::string& t = ctx_.symbol_tensor(e);
+    auto it = tensor_bit_.find(t);
+    if (it == tensor_bit_.end()) it = tensor_bit_.emplace(t, bits_.bit(t)).first;
+    m = std::uint64_t(1) << it->second;
+  }
+  for (Expr c : ctx_.children(e)) {
+    if (c.id >= tensors_.size() || tensors_[c.id] == 0) return 0;
+    m |= tensors_[c.id];
+  }
+  return m | kTensorsDone;
+}
+
 std::uint64_t RenamingMatcher::tensors(Expr root) {
-  // 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
-  // which is never a tensor's bit.
-  constexpr std::uint64_t kDone = std::uint64_t(1) << 62;
-  fill_bottom_up(ctx_, tensors_, root, [&](Expr e) {
-    std::uint64_t m = 0;
-    if (ctx_.op(e) == Op::Symbol) {
-      const std::string& t = ctx_.symbol_tensor(e);
-      auto it = tensor_bit_.find(t);
-      if (it == tensor_bit_.end()) it = tensor_bit_.emplace(t, bits_.bit(t)).first;
-      m = std::uint64_t(1) << it->second;
-    }
-    for (Expr c : ctx_.children(e)) m |= tensors_[c.id];
-    return m | kDone;
-  });
-  return tensors_[root.id] & ~kDone;
+  if (root.id < tensors_.size() && tensors_[root.id] != 0) return tensors_[root.id] & ~kTensorsDone;
+  // The sweep's masks (shapes_below), shared by the matchers of all threads.
+  if (shapes_from_ != nullptr && root.id < shapes_from_->tensors_.size() && shapes_from_->tensors_[root.id] != 0)
+    return shapes_from_->tensors_[root.id] & ~kTensorsDone;
+  fill_bottom_up(ctx_, tensors_, root, [&](Expr e) { return tensor_mask_of(e); });
+  return tensors_[root.id] & ~kTensorsDone;
 }
 
 std::uint32_t RenamingMatcher::key(std::uint32_t symbol) const {

@@ -59,9 +59,10 @@ class RenamingMatcher {
   // products, max and min (a renaming can reorder them: operands are sorted
   // by handle); memoized per node. The same in every context.
   std::uint64_t shape(Expr e);
-  // The shapes of all nodes with ids below end, in one pass in id order:
-  // for the millions of nodes under an attention kernel's outputs, a
-  // sequential sweep costs a fraction of a depth-first walk per output.
+  // The shapes (and the tensors below) of all nodes with ids below end, in
+  // one pass in id order: for the millions of nodes under an attention
+  // kernel's outputs, a sequential sweep costs a fraction of a depth-first
+  // walk per output, and matchers on other threads read the results.
   // symbols: where given, gets the ids of the symbols below end.
   void shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols = nullptr);
   // Symbols of this context are named in substitutions by keys->find(id)
@@ -84,6 +85,7 @@ class RenamingMatcher {
 
  private:
   std::uint64_t tensors(Expr e);  // a bit per tensor occurring below e (TensorBits)
+  std::uint64_t tensor_mask_of(Expr e);  // from its operands' masks; 0 when one is not computed
   std::uint64_t shape_of(Expr e);  // from its operands' shapes, which are known
   std::uint64_t known_shape(std::uint32_t id);  // shape(), read from shapes_from_ when it has it
   // Whether the operands of x and y have the same shapes position by position.
