@@ -659,7 +659,7 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
   // pairs that are a proved pair with renamed inputs cost one exact check.
   DecideLimits stop = limits;
   stop.stop_at_first_refuted = true;
-  auto ds = c2 ? decide_all(c, *c2, pairs, imported, stop, limits.threads) : decide_all(c, pairs, stop, limits.threads);
+  auto ds = decide_all(c, c2 ? *c2 : c, pairs, imported, stop, limits.threads);  // one context: the plain decide_all
   r.stats.decide_seconds = since(t0);
   r.stats.outputs_compared = 0;
   for (std::size_t i = 0; i < ds.size(); ++i) {

@@ -288,15 +288,15 @@ class Machine {
       if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
     }
   }
-  // Makes cell c's input symbol if it is still to be made (see fill_inputs);
-  // every read of a cell calls it first.
-  void materialize(Memory<V>& m, std::size_t c) {
+  // Cell c's value for a read: makes its input symbol first if it is still
+  // to be made (see fill_inputs). Every read of a cell goes through here.
+  const Val<V>& read_cell(Memory<V>& m, std::size_t c) {
+    Val<V>& v = m.cells[c];
     if constexpr (kLazyInputs) {
-      if (!m.lazy_inputs) return;
-      Val<V>& v = m.cells[c];
-      if (!v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
+      if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
         v.f = v.kind == VKind::Data ? d_.int_input(m.name, c) : d_.input(m.name, c);
     }
+    return v;
   }
 
   // Module data starts with its initializer: each element's little-endian
@@ -957,8 +957,7 @@ class Machine {
       }
       std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
       check_read(t, m, c);
-      materialize(m, c);
-      Val<V> v = m.cells[c];
+      Val<V> v = read_cell(m, c);
       if (v.kind == VKind::Undef) {
         // Report it, but run on with a poison value: the read may be one side
         // of a race (a missing barrier), which is the better report.
@@ -1075,8 +1074,7 @@ class Machine {
     for (std::size_t h = 0; h < 2; ++h) {
       std::size_t c = cell(t, a, 2 * k + h, 2, false);
       check_read(t, m, c);
-      materialize(m, c);
-      half[h] = m.cells[c];
+      half[h] = read_cell(m, c);
       if (half[h].kind == VKind::Undef) {
         note_uninitialized(t, m, c);
         half[h] = float_val(d_.poison(m.name, c));
@@ -1143,8 +1141,7 @@ class Machine {
     std::size_t c = cell(t, a, 0, dtype_bytes(ty), true);
     Val<V> v = operand(t, in.src[1]);
     check_atomic(t, m, c, pc_[t]);
-    materialize(m, c);
-    Val<V> old = m.cells[c];
+    Val<V> old = read_cell(m, c);
     const bool fl = dtype_is_float(ty);
     if (old.kind == VKind::Undef) {
       note_uninitialized(t, m, c);
@@ -1222,8 +1219,7 @@ class Machine {
       if (std::int64_t(k * width) < src_size) {
         std::size_t sc = cell(t, src, k, width, false);
         check_read(t, sm, sc, pc);
-        materialize(sm, sc);
-        v = sm.cells[sc];
+        v = read_cell(sm, sc);
         if (v.kind == VKind::Undef) {
           note_uninitialized(t, sm, sc);
           v = float_val(d_.poison(sm.name, sc));
@@ -1980,8 +1976,7 @@ class Machine {
         for (int col = 0; col < 8; ++col) {
           std::size_t c = cell(t, a, std::size_t(col), 2, false);
           check_read(t, mem, c);
-          materialize(mem, c);
-          const Val<V>& v = mem.cells[c];
+          const Val<V>& v = read_cell(mem, c);
           collective_sched_ = std::max(collective_sched_, v.sched);
           if (v.kind != VKind::Float) fail(DiagKind::Uninitialized, t, "ldmatrix reads " + mem.name + "[" + std::to_string(c) + "], which nothing has written");
           rows[std::size_t((q * 8 + r) * 8 + col)] = v.f;
@@ -2060,8 +2055,7 @@ class Machine {
 
   V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty) {
     check_read(t, m, c);
-    materialize(m, c);
-    const Val<V>& v = m.cells[c];
+    const Val<V>& v = read_cell(m, c);
     collective_sched_ = std::max(collective_sched_, v.sched);
     if (v.kind == VKind::Undef) {
       note_uninitialized(t, m, c);
@@ -2166,7 +2160,7 @@ class Machine {
   void collect(RunResult<D>& r) {
     for (std::size_t i = 0; i < p_.params.size(); ++i) {
       if (param_buf_[i] == kNone) continue;
-      Memory<V>& m = mem_[param_buf_[i]];  // materialize() makes the symbols of inputs never read
+      Memory<V>& m = mem_[param_buf_[i]];  // read_cell() makes the symbols of inputs never read
       if (o_.record_touches) {
         auto& tv = r.touches[m.name];
         tv = m.touches;
@@ -2176,8 +2170,7 @@ class Machine {
       auto& out = r.outputs[m.name];
       out.resize(m.cells.size());
       for (std::size_t e = 0; e < m.cells.size(); ++e) {
-        materialize(m, e);
-        const Val<V>& v = m.cells[e];
+        const Val<V>& v = read_cell(m, e);
         if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
         if (v.kind == VKind::Float || v.kind == VKind::Data)
           out[e] = v.f;
