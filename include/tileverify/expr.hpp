@@ -218,7 +218,11 @@ class ExprContext {
   void index_unindexed();
   enum class Home : std::uint8_t { Anchored, PairWindow, Global };  // which table a node lives in
   Home home_of(const std::uint32_t* kids, std::uint32_t n) const;
-  std::size_t pair_window_base(const std::uint32_t* kids);  // the pair window of two leaves
+  static std::uint64_t pair_key(const std::uint32_t* kids);  // the pair window of two leaves
+  static std::uint64_t overflow_key(const std::uint32_t* kids, std::uint32_t n);  // a full window's overflow
+  static std::uint64_t chain_key(std::uint64_t chain, std::uint32_t level);  // its level-th window
+  static constexpr std::uint32_t kPairLevels = 2;  // pair windows a node may look in before the global table
+  std::size_t pair_window_base(std::uint64_t key);  // first slot of the pair window `key`, made if new
   void note_global_insert();                                // grows the global table when needed
   std::uint32_t name_id(const std::string& s);
   // Imports `other`'s node id (its operands are imported); before: this
@@ -231,6 +235,7 @@ class ExprContext {
   Expr mul_uncached(Expr a, Expr b);
   Expr max_min(Op op, const std::vector<Expr>& args);
   std::uint32_t like_base(Expr e) const;  // t for c*t, else e itself
+  bool flattens_big(Op kind, Expr e) const;  // e is a sum (product) of 9 to flatten_limit_ operands
   bool memo_get(Op op, Expr a, Expr b, Expr* out) const;
   void memo_put(Op op, Expr a, Expr b, Expr r);
 
@@ -244,8 +249,9 @@ class ExprContext {
   // Open addressing, slots (hash tag << 32 | node id), all ones = empty.
   // anchored_: a window of kWindowSlots slots per 2^kAnchorShift node ids; a
   // node with operands lives in the window of its largest operand id, probed
-  // linearly within the window only. table_: leaves, and nodes whose window
-  // was full.
+  // linearly within the window only (products of two leaves, and nodes whose
+  // window is full, use the pair windows of the Memo). table_: leaves, and
+  // nodes whose windows were all full.
   static constexpr std::uint32_t kAnchorShift = 5, kWindowSlots = 64;
   detail::GrowArray<std::uint64_t> anchored_;
   detail::GrowArray<std::uint64_t> table_;

@@ -56,6 +56,9 @@ struct ExprContext::Memo {
   // operand id blocks (see intern).
   detail::FlatMap64 pair_window;  // (block of kids[0]) << 32 | block of kids[1] -> window
   detail::GrowArray<std::uint64_t> pair_slots;
+  bool last_window_valid = false;  // the window pair_window_base found last
+  std::uint64_t last_window_key = 0;
+  std::size_t last_window_base = 0;
 };
 
 ExprContext::~ExprContext() = default;
@@ -108,10 +111,34 @@ std::size_t ExprContext::node_hash(Op op, std::uint8_t aux, const std::uint32_t*
 // threads walk neighbouring columns, so consecutive products mostly share a
 // block pair. Everything else, and nodes whose window is full, go to the
 // global table.
+//
+// A window that fills up overflows into the pair window of the node's two
+// newest operands: the products p[j] * v[j][d] of an attention kernel anchor
+// 64 nodes (one per d) at each exponential, and a block of 32 ids holds ten of
+// those, far more than a window's slots; spread over (exponential block,
+// v block) pairs they are again a few nodes per window, found in cache. A
+// full pair window (of either kind) continues in a second one, and only then
+// does a node go to the global table. Windows only fill up, so a lookup that
+// follows the same chain finds every node where it was put.
 ExprContext::Home ExprContext::home_of(const std::uint32_t* kids, std::uint32_t n) const {
   if (n > 0 && nodes_[*std::max_element(kids, kids + n)].n > 0) return Home::Anchored;
   if (n == 2 && nodes_[kids[0]].n == 0) return Home::PairWindow;
   return Home::Global;
+}
+
+std::uint64_t ExprContext::overflow_key(const std::uint32_t* kids, std::uint32_t n) {
+  std::uint32_t first = 0, second = 0;  // the largest and second largest operand ids
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (kids[i] > first) {
+      second = first;
+      first = kids[i];
+    } else if (kids[i] > second && kids[i] != first) {
+      second = kids[i];
+    }
+  }
+  // Bit 63 keeps these windows apart from those of leaf pairs (block ids
+  // have at most 27 bits, so bits 59-62 are free for chain_key's level).
+  return std::uint64_t(1) << 63 | std::uint64_t(first >> kAnchorShift) << 32 | (second >> kAnchorShift);
 }
 
 Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* kids, std::uint32_t n,
@@ -149,16 +176,22 @@ Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* k
       }
       if (matches(w[s])) return w[s];
     }
-    return kEmptySlot;  // full: the rest of its nodes go to the global table
+    return kEmptySlot;  // full: the next window of the chain, or the global table
   };
   const Home home = home_of(kids, n);
+  std::uint64_t chain = 0;  // the key of its pair windows, if it has any
+  bool has_chain = false;
   if (home == Home::Anchored) {
     const std::uint32_t anchor = *std::max_element(kids, kids + n);
     const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
     std::uint64_t e = scan(&anchored_[base], base);
     if (e != kEmptySlot) return hit(e);
+    if (local_slot == kNone) chain = overflow_key(kids, n), has_chain = true;  // full
   } else if (home == Home::PairWindow) {
-    const std::size_t base = pair_window_base(kids);
+    chain = pair_key(kids), has_chain = true;
+  }
+  for (std::uint32_t level = 0; has_chain && local_slot == kNone && level < kPairLevels; ++level) {
+    const std::size_t base = pair_window_base(chain_key(chain, level));
     std::uint64_t e = scan(&memo_->pair_slots[base], base);
     if (e != kEmptySlot) return hit(e);
     pair_window = local_slot != kNone;
@@ -181,13 +214,26 @@ Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* k
   return Expr{id};
 }
 
-std::size_t ExprContext::pair_window_base(const std::uint32_t* kids) {
-  const std::uint64_t key = std::uint64_t(kids[0] >> kAnchorShift) << 32 | (kids[1] >> kAnchorShift);
+std::uint64_t ExprContext::pair_key(const std::uint32_t* kids) {
+  return std::uint64_t(kids[0] >> kAnchorShift) << 32 | (kids[1] >> kAnchorShift);
+}
+
+// Level 0 is the chain's first window; a full one continues in the next.
+std::uint64_t ExprContext::chain_key(std::uint64_t chain, std::uint32_t level) {
+  return chain ^ std::uint64_t(level) << 59;
+}
+
+std::size_t ExprContext::pair_window_base(std::uint64_t key) {
   Memo& m = *memo_;
+  // Consecutive products mostly share their window (a dot product's terms).
+  if (m.last_window_valid && m.last_window_key == key) return m.last_window_base;
   const std::size_t fresh = m.pair_slots.size();
   const std::size_t base =
       m.pair_window.try_insert(key, std::uint32_t(fresh / kWindowSlots)).first * std::size_t(kWindowSlots);
   if (base == fresh) m.pair_slots.resize(fresh + kWindowSlots, kEmptySlot);
+  m.last_window_valid = true;
+  m.last_window_key = key;
+  m.last_window_base = base;
   return base;
 }
 
@@ -250,7 +296,11 @@ void ExprContext::place(std::uint32_t id) {
   if (home == Home::Anchored &&
       put(&anchored_[std::size_t(*std::max_element(kids, kids + node.n) >> kAnchorShift) * kWindowSlots]))
     return;
-  if (home == Home::PairWindow && put(&memo_->pair_slots[pair_window_base(kids)])) return;
+  if (home != Home::Global) {
+    const std::uint64_t chain = home == Home::Anchored ? overflow_key(kids, node.n) : pair_key(kids);
+    for (std::uint32_t level = 0; level < kPairLevels; ++level)
+      if (put(&memo_->pair_slots[pair_window_base(chain_key(chain, level))])) return;
+  }
   std::size_t mask = table_.size() - 1, slot = h & mask;
   while (table_[slot] != kEmptySlot) slot = (slot + 1) & mask;
   table_[slot] = entry;
@@ -421,6 +471,16 @@ inline bool leafish_for(Op self, Op o) {
 }
 }  // namespace
 
+// Whether the n-ary form would copy more than 8 operands out of `e`: only
+// then is its result worth a memo entry. An operand over the flatten limit
+// stays one operand, so with the default limit (8) nothing is memoized: the
+// lookup, a cache miss into a table as large as the run, cost more than the
+// bounded work it saved (3% of an attention kernel's symbolic run).
+bool ExprContext::flattens_big(Op kind, Expr e) const {
+  const std::uint32_t n = nodes_[e.id].n;
+  return nodes_[e.id].op == kind && n > 8 && n <= flatten_limit_;
+}
+
 std::uint32_t ExprContext::like_base(Expr e) const {
   const Node& n = nodes_[e.id];
   if (n.op == Op::Mul && n.n == 2) {
@@ -471,7 +531,7 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
     Expr r = leaf_a ? insert_operand(Op::Add, a, b) : insert_operand(Op::Add, b, a);
     if (r.valid()) return r;
   }
-  bool costly = (op(a) == Op::Add && nodes_[a.id].n > 8) || (op(b) == Op::Add && nodes_[b.id].n > 8);
+  const bool costly = flattens_big(Op::Add, a) || flattens_big(Op::Add, b);
   Expr r;
   if (costly && memo_get(Op::Add, a, b, &r)) return r;
   r = add(std::vector<Expr>{a, b});
@@ -496,7 +556,7 @@ Expr ExprContext::mul_uncached(Expr a, Expr b) {
     Expr r = plain_a ? insert_operand(Op::Mul, a, b) : insert_operand(Op::Mul, b, a);
     if (r.valid()) return r;
   }
-  bool costly = (op(a) == Op::Mul && nodes_[a.id].n > 8) || (op(b) == Op::Mul && nodes_[b.id].n > 8);
+  const bool costly = flattens_big(Op::Mul, a) || flattens_big(Op::Mul, b);
   Expr r;
   if (costly && memo_get(Op::Mul, a, b, &r)) return r;
   r = mul(std::vector<Expr>{a, b});

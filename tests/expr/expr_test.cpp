@@ -198,8 +198,9 @@ TEST_CASE("joining one operand to a short sum or product gives the n-ary form") 
 }
 
 // Nodes live in small windows of the node table (by their newest operand, or
-// by the id blocks of two leaf operands) and spill into a global table when
-// a window is full. Either way, building a node twice must find the first.
+// by the id blocks of two leaf operands). A full window continues in a chain
+// of pair windows (by the blocks of the two newest operands), and a full chain
+// in the global table. Wherever a node went, building it twice must find it.
 TEST_CASE("hash-consing holds when windows of the node table overflow") {
   ExprContext c;
   std::vector<Expr> a, b, e;
@@ -212,6 +213,10 @@ TEST_CASE("hash-consing holds when windows of the node table overflow") {
     for (Expr x : a)
       for (Expr y : b) out.push_back(c.mul(x, y));  // 1024 products over one pair of id blocks
     for (Expr x : e) out.push_back(c.add(x, m));   // 600 nodes with one newest operand
+    // 1024 sums with the same newest operand and the same second newest block:
+    // one anchored window, then its whole overflow chain, then the global table.
+    for (Expr x : a)
+      for (Expr y : b) out.push_back(c.add({m, x, y}));
     return out;
   };
   std::vector<Expr> first = build();
