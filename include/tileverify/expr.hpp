@@ -152,11 +152,17 @@ class ExprContext {
   // ---- inspection ----
   std::size_t size() const { return nodes_.size(); }
   Op op(Expr e) const { return nodes_[e.id].op; }
-  ExprRange children(Expr e) const;
-  const Rational& constant_value(Expr e) const;  // op == Const
+  ExprRange children(Expr e) const {  // inline: decision walks call it per node
+    const Node& n = nodes_[e.id];
+    return ExprRange(kids_.data_address(), n.n == 0 ? 0 : n.a, n.n);
+  }
+  const Rational& constant_value(Expr e) const { return constants_[nodes_[e.id].a]; }  // op == Const
   bool is_constant(Expr e) const { return op(e) == Op::Const; }
-  const std::string& symbol_tensor(Expr e) const;  // op == Symbol
-  std::uint32_t symbol_index(Expr e) const;        // op == Symbol
+  const std::string& symbol_tensor(Expr e) const { return names_[nodes_[e.id].a]; }  // op == Symbol
+  std::uint32_t symbol_index(Expr e) const { return nodes_[e.id].b; }  // op == Symbol
+  // The tensor's name as a number: equal within one context exactly when the
+  // names are equal (a cheap comparison for walks over millions of symbols).
+  std::uint32_t symbol_tensor_id(Expr e) const { return nodes_[e.id].a; }  // op == Symbol
   bool is_integer_symbol(Expr e) const { return op(e) == Op::Symbol && nodes_[e.id].aux == 1; }
   std::int32_t pow_exponent(Expr e) const;         // op == Pow
   Cmp select_cmp(Expr e) const;                    // op == Select

@@ -222,7 +222,7 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
       return true;
     }
     return ctx_.op(y) == Op::Symbol && ctx_.is_integer_symbol(x) == ctx_.is_integer_symbol(y) &&
-           ctx_.symbol_tensor(x) == ctx_.symbol_tensor(y) && bind(u, v);
+           ctx_.symbol_tensor_id(x) == ctx_.symbol_tensor_id(y) && bind(u, v);
   };
   if (!settle(x1.id, x2.id)) return false;
   while (!stack.empty()) {

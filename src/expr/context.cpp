@@ -699,15 +699,6 @@ Expr ExprContext::func(const std::string& fname, const std::vector<Expr>& args) 
 
 // ---- inspection ----
 
-ExprRange ExprContext::children(Expr e) const {
-  const Node& n = nodes_[e.id];
-  if (n.n == 0) return ExprRange(kids_.data_address(), 0, 0);
-  return ExprRange(kids_.data_address(), n.a, n.n);
-}
-
-const Rational& ExprContext::constant_value(Expr e) const { return constants_[nodes_[e.id].a]; }
-const std::string& ExprContext::symbol_tensor(Expr e) const { return names_[nodes_[e.id].a]; }
-std::uint32_t ExprContext::symbol_index(Expr e) const { return nodes_[e.id].b; }
 std::int32_t ExprContext::pow_exponent(Expr e) const { return std::int32_t(nodes_[e.id].b); }
 Cmp ExprContext::select_cmp(Expr e) const { return Cmp(nodes_[e.id].aux); }
 const std::string& ExprContext::name(Expr e) const {
