@@ -740,32 +740,19 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     end_a = std::max(end_a, x.id + 1);
     end_b = std::max(end_b, y.id + 1);
   }
-  std::vector<std::uint32_t> other_symbols;
   if (!split) {
     ma.shapes_below(std::max(end_a, end_b));
   } else if (threads >= 2) {
-    std::thread t([&] { mb.shapes_below(end_b, &other_symbols); });
+    std::thread t([&] { mb.shapes_below(end_b); });
     ma.shapes_below(end_a);
     t.join();
   } else {
     ma.shapes_below(end_a);
-    mb.shapes_below(end_b, &other_symbols);
+    mb.shapes_below(end_b);
   }
   std::vector<std::uint64_t> key(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i)
     key[i] = ma.shape(pairs[i].first) * 0x9E3779B97F4A7C15ull ^ mb.shape(pairs[i].second);
-  // Across two contexts, a substitution names each symbol of `other` by its
-  // handle in ctx (the same tensor, element and kind).
-  detail::FlatMap64 symbol_keys;
-  if (split) {
-    for (std::uint32_t id : other_symbols) {
-      const Expr e{id};
-      const Expr here = other.is_integer_symbol(e) ? into->int_symbol(other.symbol_tensor(e), other.symbol_index(e))
-                                                   : into->symbol(other.symbol_tensor(e), other.symbol_index(e));
-      symbol_keys.insert(id, here.id);
-    }
-    mb.set_symbol_keys(&symbol_keys);
-  }
   // The pairs as the deciders see them: b imported where it is decided.
   std::vector<std::pair<Expr, Expr>> here_pairs;
   if (split) here_pairs.assign(pairs.size(), {Expr{}, Expr{}});
@@ -811,7 +798,6 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     // Memo tables are not shared between threads; shapes are read.
     detail::RenamingMatcher own_a(ctx, bits, &ma), own_b(other, bits, &mb);
     detail::RenamingMatcher& own_b_or_a = split ? own_b : own_a;
-    if (split) own_b.set_symbol_keys(&symbol_keys);
     detail::Substitution sub;
     constexpr std::size_t kChunk = 16;
     for (;;) {

@@ -48,7 +48,7 @@ std::uint64_t RenamingMatcher::shape_of(Expr e) {
   switch (op) {
     case Op::Const: h = mix(h, ctx_.constant_value(e).hash()); break;
     case Op::Symbol:
-      h = mix(h, std::hash<std::string>()(ctx_.symbol_tensor(e)));
+      h = mix(h, tensor_hash(e));
       h = mix(h, ctx_.is_integer_symbol(e));
       break;
     case Op::Pow: h = mix(h, std::uint64_t(std::int64_t(ctx_.pow_exponent(e)))); break;
@@ -86,11 +86,10 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
   return shape_[root.id];
 }
 
-void RenamingMatcher::shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols) {
+void RenamingMatcher::shapes_below(std::uint32_t end) {
   if (shape_.size() < end) shape_.resize(end, 0);
   if (tensors_.size() < end) tensors_.resize(end, 0);
   for (std::uint32_t id = 0; id < end; ++id) {
-    if (symbols != nullptr && ctx_.op(Expr{id}) == Op::Symbol) symbols->push_back(id);
     // Operands are made before the nodes that use them, so their shapes and
     // masks are in already; the fallbacks keep this right for any order.
     if (shape_[id] == 0) {
@@ -115,8 +114,21 @@ std::uint64_t RenamingMatcher::known_shape(std::uint32_t id) {
 }
 
 bool RenamingMatcher::same_shapes_in_order(ExprRange cx, ExprRange cy) {
-  for (std::uint32_t i = 0; i < cx.size(); ++i)
-    if (cx[i] != cy[i] && known_shape(cx[i].id) != known_shape(cy[i].id)) return false;
+  for (std::uint32_t i = 0; i < cx.size(); ++i) {
+    const Expr x = cx[i], y = cy[i];
+    if (x == y) continue;
+    // Decided from the nodes where possible: the walk reads them next anyway
+    // (settle), while the shape table is one more cache miss per operand.
+    // A shape hashes the operation, and a symbol's only its tensor and kind.
+    const Op op = ctx_.op(x);
+    if (op != ctx_.op(y)) return false;
+    if (op == Op::Symbol) {
+      if (ctx_.symbol_tensor_id(x) != ctx_.symbol_tensor_id(y) || ctx_.is_integer_symbol(x) != ctx_.is_integer_symbol(y))
+        return false;
+      continue;
+    }
+    if (known_shape(x.id) != known_shape(y.id)) return false;
+  }
   return true;
 }
 
@@ -134,9 +146,9 @@ bool RenamingMatcher::pair_by_shape(ExprRange cx, ExprRange cy) {
   return true;
 }
 
-unsigned TensorBits::bit(const std::string& tensor) {
+std::uint32_t TensorBits::id(const std::string& tensor) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::min(index_.emplace(tensor, unsigned(index_.size())).first->second, 61u);
+  return index_.emplace(tensor, unsigned(index_.size())).first->second;
 }
 
 // 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
@@ -145,12 +157,7 @@ constexpr std::uint64_t kTensorsDone = std::uint64_t(1) << 62;
 
 std::uint64_t RenamingMatcher::tensor_mask_of(Expr e) {
   std::uint64_t m = 0;
-  if (ctx_.op(e) == Op::Symbol) {
-    const std::string& t = ctx_.symbol_tensor(e);
-    auto it = tensor_bit_.find(t);
-    if (it == tensor_bit_.end()) it = tensor_bit_.emplace(t, bits_.bit(t)).first;
-    m = std::uint64_t(1) << it->second;
-  }
+  if (ctx_.op(e) == Op::Symbol) m = std::uint64_t(1) << std::min(tensor_id(e), 61u);
   for (Expr c : ctx_.children(e)) {
     if (c.id >= tensors_.size() || tensors_[c.id] == 0) return 0;
     m |= tensors_[c.id];
@@ -167,11 +174,25 @@ std::uint64_t RenamingMatcher::tensors(Expr root) {
   return tensors_[root.id] & ~kTensorsDone;
 }
 
-std::uint32_t RenamingMatcher::key(std::uint32_t symbol) const {
-  if (keys_ == nullptr) return symbol;
-  const std::uint32_t* k = keys_->find(symbol);
-  if (k == nullptr) throw std::logic_error("RenamingMatcher: a symbol without a key");
-  return *k;
+// Per tensor name of this context, looked up once (a sweep meets every
+// symbol: hashing its name string each time was a fifth of the sweep).
+RenamingMatcher::TensorInfo& RenamingMatcher::tensor_info(Expr symbol) {
+  const std::uint32_t name = ctx_.symbol_tensor_id(symbol);
+  if (name >= tensor_info_.size()) tensor_info_.resize(name + 1);
+  TensorInfo& t = tensor_info_[name];
+  if (!t.known) {
+    const std::string& s = ctx_.symbol_tensor(symbol);
+    t = TensorInfo{bits_.id(s), std::hash<std::string>()(s), true};
+  }
+  return t;
+}
+
+std::uint64_t RenamingMatcher::key(Expr symbol) {
+  // Read from the node, which the walk has just read: a table from handles
+  // to keys cost a cache miss per symbol, and filling it interned every
+  // symbol of the second context into the first.
+  return std::uint64_t(tensor_id(symbol)) << 33 | std::uint64_t(ctx_.is_integer_symbol(symbol)) << 32 |
+         ctx_.symbol_index(symbol);
 }
 
 bool RenamingMatcher::fixes(std::uint64_t moved) {
@@ -199,11 +220,12 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
   FlatMap64& visited = visited_;  // since begin(): walks of one pair share it
   auto bind = [&](std::uint32_t u, std::uint32_t v) {
     // A substitution: each symbol gets one image (two symbols may get the
-    // same one: an identity stays an identity under any substitution).
-    const std::uint32_t ku = key(u), kv = key(v);
-    auto [image, added] = s.sigma.try_insert(ku, kv);
-    if (added && ku != kv) s.moved |= tensors(Expr{u});
-    return image == kv;
+    // same one: an identity stays an identity under any substitution). The
+    // caller has checked that v is of u's tensor and kind.
+    const std::uint32_t image_index = ctx_.symbol_index(Expr{v});
+    auto [image, added] = s.sigma.try_insert(key(Expr{u}), image_index);
+    if (added && image_index != ctx_.symbol_index(Expr{u})) s.moved |= tensors(Expr{u});
+    return image == image_index;
   };
   // An operand pair is settled where it is found when it is one node on
   // both sides (left as it is: the substitution must fix it, which fixes()
@@ -257,8 +279,14 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     // a table of a whole attention row). The users counted are all users in
     // the context: in a long sum, each product is an operand of every partial
     // sum of its chunk, most of which no output uses.
+    //
+    // Likewise for a pair whose operands are each a leaf or one node on both
+    // sides (a product p_j * v[j][d] of an attention output against
+    // p_j * v[j][d'], sharing p_j): expanding it again settles the same
+    // pairs, at the cost of reading its operands.
     bool over_leaves = true;
-    for (std::uint32_t i = 0; i < cx.size() && over_leaves; ++i) over_leaves = ctx_.children(cx[i]).size() == 0;
+    for (std::uint32_t i = 0; i < cx.size() && over_leaves; ++i)
+      over_leaves = cx[i] == cy[i] || ctx_.children(cx[i]).size() == 0;
     if (!over_leaves && (ctx_.parent_count(x) > 1 || ctx_.parent_count(y) > 1) &&
         !visited.try_insert(std::uint64_t(u) << 32 | v, 1).second)
       continue;

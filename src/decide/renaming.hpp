@@ -14,6 +14,7 @@
 
 #include "../util/flat_map.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -22,12 +23,13 @@
 
 namespace tileverify::detail {
 
-// Which bit of a tensor mask each tensor name has, shared by the matchers of
-// one decide_all (on several threads, over up to two contexts) so that their
-// masks agree.
+// A number for each tensor name, and which bit of a tensor mask it has,
+// shared by the matchers of one decide_all (on several threads, over up to
+// two contexts) so that their substitutions and masks agree.
 class TensorBits {
  public:
-  unsigned bit(const std::string& tensor);  // 61: every tensor past the 61st, together
+  std::uint32_t id(const std::string& tensor);  // 0, 1, 2, ... in order of first use
+  unsigned bit(const std::string& tensor) { return std::min(id(tensor), 61u); }  // 61: the 62nd tensor on, together
 
  private:
   std::mutex mutex_;
@@ -35,10 +37,11 @@ class TensorBits {
 };
 
 // A substitution of input symbols being built by the walks of a pair's two
-// sides (which may lie in two contexts: symbols are then named by their
-// handle in the first context, see RenamingMatcher::set_symbol_keys).
+// sides (which may lie in two contexts). A symbol is named by its key, the
+// same in every context: (tensor id, kind, element); a symbol's image is of
+// the same tensor and kind, so its element index names it.
 struct Substitution {
-  FlatMap64 sigma;          // symbol key -> image key
+  FlatMap64 sigma;          // symbol key -> element index of its image
   std::uint64_t moved = 0;  // the tensors (TensorBits) with a symbol that moves
   void reset() {
     sigma.reset();
@@ -63,11 +66,7 @@ class RenamingMatcher {
   // one pass in id order: for the millions of nodes under an attention
   // kernel's outputs, a sequential sweep costs a fraction of a depth-first
   // walk per output, and matchers on other threads read the results.
-  // symbols: where given, gets the ids of the symbols below end.
-  void shapes_below(std::uint32_t end, std::vector<std::uint32_t>* symbols = nullptr);
-  // Symbols of this context are named in substitutions by keys->find(id)
-  // (every symbol walked must have one); without keys, by their handle.
-  void set_symbol_keys(const FlatMap64* keys) { keys_ = keys; }
+  void shapes_below(std::uint32_t end);
   // Extends s so that x2 is x1 with its symbols substituted, each by a
   // symbol of the same tensor and kind; false if no substitution does. Adds
   // the subtrees x1 and x2 share to those fixes() checks.
@@ -93,13 +92,20 @@ class RenamingMatcher {
   // Sorts the operands of x and y (commutative) by shape, then position,
   // into sx_ and sy_; false if their shapes differ as multisets.
   bool pair_by_shape(ExprRange cx, ExprRange cy);
-  std::uint32_t key(std::uint32_t symbol) const;
+  std::uint64_t key(Expr symbol);  // its key in substitutions
+  struct TensorInfo {
+    std::uint32_t id = 0;     // bits_.id()
+    std::uint64_t hash = 0;   // of the name, for shapes
+    bool known = false;
+  };
+  TensorInfo& tensor_info(Expr symbol);
+  std::uint32_t tensor_id(Expr symbol) { return tensor_info(symbol).id; }
+  std::uint64_t tensor_hash(Expr symbol) { return tensor_info(symbol).hash; }
   const ExprContext& ctx_;
   TensorBits& bits_;
   const RenamingMatcher* shapes_from_;
-  const FlatMap64* keys_ = nullptr;
+  std::vector<TensorInfo> tensor_info_;  // by the context's name id
   std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
-  std::unordered_map<std::string, unsigned> tensor_bit_;  // bits_, cached
   // Scratch for walk(), kept between calls.
   FlatMap64 visited_;
   std::vector<std::uint32_t> fixed_;  // nodes left as they are (on both sides of a pair)

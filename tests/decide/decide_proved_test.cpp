@@ -244,6 +244,23 @@ TEST_CASE("decide_all: a renaming must fix what the two pairs share (a wrong sho
   CHECK(ds[1].refuted());
 }
 
+TEST_CASE("decide_all: a renaming names each symbol by its tensor too (A[0] and B[0] move separately)") {
+  // Pair 1 is pair 0 with A[0] -> A[1] and B[0] -> B[1], but the node both
+  // pairs share contains B[0], so it is no renaming: exp(B1)^2 = exp(2 B0) is
+  // false. A substitution that named symbols by element index alone would
+  // record one binding for A[0] and B[0] and miss that B moves.
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    ExprContext c;
+    Expr a0 = c.symbol("A", 0), a1 = c.symbol("A", 1), b0 = c.symbol("B", 0), b1 = c.symbol("B", 1);
+    Expr shared = c.exp(c.mul(c.constant(2), b0));
+    auto lhs = [&](Expr a, Expr b) { return c.add(c.mul(c.exp(b), c.exp(b)), a); };
+    auto ds = decide_all(c, {{lhs(a0, b0), c.add(shared, a0)}, {lhs(a1, b1), c.add(shared, a1)}}, {}, threads);
+    CHECK(ds[0].proved());
+    CHECK(ds[1].refuted());
+  }
+}
+
 TEST_CASE("decide_all: a renaming needs one image per symbol, also where an operand repeats") {
   ExprContext c;
   Expr x0 = c.symbol("x", 0), x1 = c.symbol("x", 1), x2 = c.symbol("x", 2), x3 = c.symbol("x", 3);
