@@ -72,10 +72,13 @@ class RenamingMatcher {
   // the subtrees x1 and x2 share to those fixes() checks.
   bool walk(Expr x1, Expr x2, Substitution& s);
   // Starts a pair: forgets the pairs visited and the shared subtrees found
-  // by earlier walks.
-  void begin() {
+  // by earlier walks. quick: operands of sums, products, max and min are
+  // paired by position where each pair looks alike from its nodes alone;
+  // otherwise where their shapes agree (see renames()).
+  void begin(bool quick = false) {
     visited_.reset();
     fixed_.clear();
+    quick_ = quick;
   }
   // Whether no subtree shared in the walks since begin() contains a tensor
   // of `moved` (a shared subtree is left as it is, so the substitution must
@@ -106,6 +109,7 @@ class RenamingMatcher {
   const RenamingMatcher* shapes_from_;
   std::vector<TensorInfo> tensor_info_;  // by the context's name id
   std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
+  bool quick_ = false;
   // Scratch for walk(), kept between calls.
   FlatMap64 visited_;
   std::vector<std::uint32_t> fixed_;  // nodes left as they are (on both sides of a pair)

@@ -257,8 +257,13 @@ std::uint32_t ExprContext::append(Op op, std::uint8_t aux, const std::uint32_t* 
   nodes_.push_back(node);
   hashes_.push_back(h);
   parents_.push_back(0);
-  if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)  // a window for the new id
-    anchored_.resize(anchored_.size() * 2, kEmptySlot);
+  // A window for the new id. Filled a few thousand windows at a time, not
+  // doubled: filling touches every page (a page fault each), and doubling
+  // filled up to twice the windows a run uses (the array's capacity still
+  // doubles, in address space only).
+  if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)
+    anchored_.resize(anchored_.size() + std::max<std::size_t>(anchored_.size() / 16, std::size_t(4096) * kWindowSlots),
+                     kEmptySlot);
   return id;
 }
 
