@@ -311,6 +311,34 @@ TEST_CASE("decide_all: a renaming may reorder the operands of sums and products"
   }
 }
 
+TEST_CASE("decide_all: a renaming that swaps two operands that look alike (two products) is still found") {
+  // Both outputs add x_a * y_a and exp(x_k) * y_k, made in the other order
+  // in the second: its sum lists them the other way round. Paired by
+  // position the two products (each of two operands) do not match; paired
+  // by shape they do.
+  ExprContext c;
+  Expr two = c.constant(2);
+  auto out = [&](std::uint32_t a, std::uint32_t k, bool product_first) {
+    Expr xa = c.symbol("x", a), ya = c.symbol("y", a), xk = c.symbol("x", k), yk = c.symbol("y", k);
+    Expr p, q;
+    if (product_first) p = c.mul(xa, ya);
+    q = c.mul(c.exp(xk), yk);
+    if (!product_first) p = c.mul(xa, ya);
+    // exp(x_k) written as exp(2 x_k) / exp(x_k) on the right
+    Expr q_again = c.mul(c.mul(c.exp(c.mul(two, xk)), c.pow(c.exp(xk), -1)), yk);
+    return std::make_pair(c.add(p, q), c.add(p, q_again));
+  };
+  std::vector<std::pair<Expr, Expr>> pairs{out(0, 1, true), out(2, 3, false)};
+  REQUIRE(c.children(pairs[0].first)[0] != c.children(pairs[1].first)[1]);  // the orders differ
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    auto ds = decide_all(c, pairs, {}, threads);
+    CHECK(ds[0].proved());
+    CHECK(ds[1].proved());
+    CHECK(ds[1].reason.find("inputs renamed") != std::string::npos);
+  }
+}
+
 TEST_CASE("decide_all: renamings checked in parallel chain only through proved outputs") {
   ExprContext c;
   std::vector<std::pair<Expr, Expr>> pairs;
