@@ -228,7 +228,8 @@ class ExprContext {
   static std::uint64_t overflow_key(const std::uint32_t* kids, std::uint32_t n);  // a full window's overflow
   static std::uint64_t chain_key(std::uint64_t chain, std::uint32_t level);  // its level-th window
   static constexpr std::uint32_t kPairLevels = 2;  // pair windows a node may look in before the global table
-  std::size_t pair_window_base(std::uint64_t key);  // first slot of the pair window `key`, made if new
+  static std::uint32_t pair_window_slots(std::uint32_t level);  // the size of a level's windows
+  std::size_t pair_window_base(std::uint64_t key, std::uint32_t slots);  // first slot of window `key`, made if new
   void note_global_insert();                                // grows the global table when needed
   std::uint32_t name_id(const std::string& s);
   // Imports `other`'s node id (its operands are imported); before: this

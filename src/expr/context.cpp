@@ -13,6 +13,12 @@ namespace {
 
 constexpr std::uint64_t kEmptySlot = ~std::uint64_t(0);
 
+// Pair windows: a level-0 window has kPairSlots0 slots (most hold a few
+// nodes: an anchored window's overflow, the products of two blocks of
+// inputs that a dot product touches); a full one continues in a level-1
+// window of kWindowSlots.
+constexpr std::uint32_t kPairSlots0 = 32;
+
 inline std::size_t mix(std::size_t h, std::size_t v) { return std::size_t(detail::combine64(h, v)); }
 
 inline std::size_t finalize(std::size_t h) { return std::size_t(detail::finalize64(h)); }
@@ -167,9 +173,8 @@ Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* k
   constexpr std::size_t kNone = ~std::size_t(0);
   std::size_t local_slot = kNone;  // in anchored_, or (pair_window) in memo_->pair_slots
   bool pair_window = false;
-  auto scan = [&](const std::uint64_t* w, std::size_t base) -> std::uint64_t {
-    for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
-         ++i, s = (s + 1) & (kWindowSlots - 1)) {
+  auto scan = [&](const std::uint64_t* w, std::size_t base, std::uint32_t slots) -> std::uint64_t {
+    for (std::uint32_t i = 0, s = std::uint32_t(h) & (slots - 1); i < slots; ++i, s = (s + 1) & (slots - 1)) {
       if (w[s] == kEmptySlot) {
         local_slot = base + s;
         return kEmptySlot;
@@ -184,15 +189,16 @@ Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* k
   if (home == Home::Anchored) {
     const std::uint32_t anchor = *std::max_element(kids, kids + n);
     const std::size_t base = std::size_t(anchor >> kAnchorShift) * kWindowSlots;
-    std::uint64_t e = scan(&anchored_[base], base);
+    std::uint64_t e = scan(&anchored_[base], base, kWindowSlots);
     if (e != kEmptySlot) return hit(e);
     if (local_slot == kNone) chain = overflow_key(kids, n), has_chain = true;  // full
   } else if (home == Home::PairWindow) {
     chain = pair_key(kids), has_chain = true;
   }
   for (std::uint32_t level = 0; has_chain && local_slot == kNone && level < kPairLevels; ++level) {
-    const std::size_t base = pair_window_base(chain_key(chain, level));
-    std::uint64_t e = scan(&memo_->pair_slots[base], base);
+    const std::uint32_t slots = pair_window_slots(level);
+    const std::size_t base = pair_window_base(chain_key(chain, level), slots);
+    std::uint64_t e = scan(&memo_->pair_slots[base], base, slots);
     if (e != kEmptySlot) return hit(e);
     pair_window = local_slot != kNone;
   }
@@ -223,14 +229,16 @@ std::uint64_t ExprContext::chain_key(std::uint64_t chain, std::uint32_t level) {
   return chain ^ std::uint64_t(level) << 59;
 }
 
-std::size_t ExprContext::pair_window_base(std::uint64_t key) {
+std::uint32_t ExprContext::pair_window_slots(std::uint32_t level) { return level == 0 ? kPairSlots0 : kWindowSlots; }
+
+std::size_t ExprContext::pair_window_base(std::uint64_t key, std::uint32_t slots) {
   Memo& m = *memo_;
   // Consecutive products mostly share their window (a dot product's terms).
   if (m.last_window_valid && m.last_window_key == key) return m.last_window_base;
-  const std::size_t fresh = m.pair_slots.size();
+  const std::size_t fresh = m.pair_slots.size();  // a multiple of kPairSlots0
   const std::size_t base =
-      m.pair_window.try_insert(key, std::uint32_t(fresh / kWindowSlots)).first * std::size_t(kWindowSlots);
-  if (base == fresh) m.pair_slots.resize(fresh + kWindowSlots, kEmptySlot);
+      m.pair_window.try_insert(key, std::uint32_t(fresh / kPairSlots0)).first * std::size_t(kPairSlots0);
+  if (base == fresh) m.pair_slots.resize(fresh + slots, kEmptySlot);
   m.last_window_valid = true;
   m.last_window_key = key;
   m.last_window_base = base;
@@ -287,9 +295,8 @@ void ExprContext::place(std::uint32_t id) {
   const std::uint32_t* kids = kids_.data() + node.a;
   const std::size_t h = hashes_[id];
   const std::uint64_t entry = std::uint64_t(h >> 32) << 32 | id;
-  auto put = [&](std::uint64_t* w) {
-    for (std::uint32_t i = 0, s = std::uint32_t(h) & (kWindowSlots - 1); i < kWindowSlots;
-         ++i, s = (s + 1) & (kWindowSlots - 1)) {
+  auto put = [&](std::uint64_t* w, std::uint32_t slots) {
+    for (std::uint32_t i = 0, s = std::uint32_t(h) & (slots - 1); i < slots; ++i, s = (s + 1) & (slots - 1)) {
       if (w[s] == kEmptySlot) {
         w[s] = entry;
         return true;
@@ -299,12 +306,15 @@ void ExprContext::place(std::uint32_t id) {
   };
   const Home home = home_of(kids, node.n);
   if (home == Home::Anchored &&
-      put(&anchored_[std::size_t(*std::max_element(kids, kids + node.n) >> kAnchorShift) * kWindowSlots]))
+      put(&anchored_[std::size_t(*std::max_element(kids, kids + node.n) >> kAnchorShift) * kWindowSlots],
+          kWindowSlots))
     return;
   if (home != Home::Global) {
     const std::uint64_t chain = home == Home::Anchored ? overflow_key(kids, node.n) : pair_key(kids);
-    for (std::uint32_t level = 0; level < kPairLevels; ++level)
-      if (put(&memo_->pair_slots[pair_window_base(chain_key(chain, level))])) return;
+    for (std::uint32_t level = 0; level < kPairLevels; ++level) {
+      const std::uint32_t slots = pair_window_slots(level);
+      if (put(&memo_->pair_slots[pair_window_base(chain_key(chain, level), slots)], slots)) return;
+    }
   }
   std::size_t mask = table_.size() - 1, slot = h & mask;
   while (table_[slot] != kEmptySlot) slot = (slot + 1) & mask;
