@@ -200,13 +200,6 @@ std::uint64_t RenamingMatcher::key(Expr symbol) {
          ctx_.symbol_index(symbol);
 }
 
-bool RenamingMatcher::fixes(std::uint64_t moved) {
-  if (moved == 0) return true;
-  for (std::uint32_t f : fixed_)
-    if (tensors(Expr{f}) & moved) return false;
-  return true;
-}
-
 bool renames(RenamingMatcher& ma, Expr a1, Expr a2, RenamingMatcher& mb, Expr b1, Expr b2, Substitution& s) {
   // First with operands paired by position wherever each pair agrees in
   // what its nodes say (operation, operand count, a symbol's tensor): that
@@ -217,8 +210,12 @@ bool renames(RenamingMatcher& ma, Expr a1, Expr a2, RenamingMatcher& mb, Expr b1
     s.reset();
     ma.begin(quick);
     mb.begin(quick);
-    if (ma.walk(a1, a2, s) && mb.walk(b1, b2, s) && ma.fixes(s.moved) && (&ma == &mb || mb.fixes(s.moved)))
-      return true;
+    if (ma.walk(a1, a2, s) && mb.walk(b1, b2, s))
+      return ma.fixes(s.moved) && (&ma == &mb || mb.fixes(s.moved));
+    // A shared subtree holding a symbol that moves (every output of a
+    // softmax row shares its denominator) is no mismatch of operand order:
+    // not worth a second walk.
+    if (ma.conflict() || mb.conflict()) return false;
   }
   return false;
 }
@@ -238,18 +235,24 @@ bool RenamingMatcher::walk(Expr x1, Expr x2, Substitution& s) {
     // caller has checked that v is of u's tensor and kind.
     const std::uint32_t image_index = ctx_.symbol_index(Expr{v});
     auto [image, added] = s.sigma.try_insert(key(Expr{u}), image_index);
-    if (added && image_index != ctx_.symbol_index(Expr{u})) s.moved |= tensors(Expr{u});
+    if (added && image_index != ctx_.symbol_index(Expr{u})) {
+      s.moved |= tensors(Expr{u});
+      if (fixed_mask_ & s.moved) return !(conflict_ = true);
+    }
     return image == image_index;
   };
   // An operand pair is settled where it is found when it is one node on
-  // both sides (left as it is: the substitution must fix it, which fixes()
-  // checks at the end) or two symbols (a binding); other pairs go on the
-  // stack. Half the pairs of an attention output are of the first two kinds.
+  // both sides (left as it is: the substitution must fix it, so it must hold
+  // no tensor that moves, now or by a later binding) or two symbols (a
+  // binding); other pairs go on the stack. Half the pairs of an attention
+  // output are of the first two kinds.
   std::vector<std::pair<std::uint32_t, std::uint32_t>>& stack = stack_;
   stack.clear();
   auto settle = [&](std::uint32_t u, std::uint32_t v) {
     if (u == v) {
-      fixed_.push_back(u);  // duplicates are harmless: tensors() is memoized
+      const std::uint64_t m = tensors(Expr{u});
+      if (m & s.moved) return !(conflict_ = true);
+      fixed_mask_ |= m;
       return true;
     }
     const Expr x{u}, y{v};

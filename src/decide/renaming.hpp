@@ -69,7 +69,8 @@ class RenamingMatcher {
   void shapes_below(std::uint32_t end);
   // Extends s so that x2 is x1 with its symbols substituted, each by a
   // symbol of the same tensor and kind; false if no substitution does. Adds
-  // the subtrees x1 and x2 share to those fixes() checks.
+  // the tensors of the subtrees x1 and x2 share to those fixes() checks
+  // (and fails at once where one of them is already moved).
   bool walk(Expr x1, Expr x2, Substitution& s);
   // Starts a pair: forgets the pairs visited and the shared subtrees found
   // by earlier walks. quick: operands of sums, products, max and min are
@@ -77,13 +78,17 @@ class RenamingMatcher {
   // otherwise where their shapes agree (see renames()).
   void begin(bool quick = false) {
     visited_.reset();
-    fixed_.clear();
+    fixed_mask_ = 0;
+    conflict_ = false;
     quick_ = quick;
   }
   // Whether no subtree shared in the walks since begin() contains a tensor
   // of `moved` (a shared subtree is left as it is, so the substitution must
   // fix every symbol in it).
-  bool fixes(std::uint64_t moved);
+  bool fixes(std::uint64_t moved) const { return (fixed_mask_ & moved) == 0; }
+  // Whether the last walk failed because a shared subtree holds a tensor
+  // that the substitution moves.
+  bool conflict() const { return conflict_; }
 
  private:
   std::uint64_t tensors(Expr e);  // a bit per tensor occurring below e (TensorBits)
@@ -112,7 +117,8 @@ class RenamingMatcher {
   bool quick_ = false;
   // Scratch for walk(), kept between calls.
   FlatMap64 visited_;
-  std::vector<std::uint32_t> fixed_;  // nodes left as they are (on both sides of a pair)
+  std::uint64_t fixed_mask_ = 0;  // the tensors of the nodes left as they are (on both sides of a pair)
+  bool conflict_ = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> stack_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sx_, sy_;  // (shape, operand index)
 };

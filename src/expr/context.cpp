@@ -265,13 +265,15 @@ std::uint32_t ExprContext::append(Op op, std::uint8_t aux, const std::uint32_t* 
   nodes_.push_back(node);
   hashes_.push_back(h);
   parents_.push_back(0);
-  // A window for the new id. Filled a few thousand windows at a time, not
-  // doubled: filling touches every page (a page fault each), and doubling
-  // filled up to twice the windows a run uses (the array's capacity still
-  // doubles, in address space only).
-  if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift)
-    anchored_.resize(anchored_.size() + std::max<std::size_t>(anchored_.size() / 16, std::size_t(4096) * kWindowSlots),
-                     kEmptySlot);
+  // A window for the new id. Past a few thousand windows, filled an eighth
+  // at a time, not doubled: filling touches every page (a page fault each),
+  // and doubling filled up to twice the windows a run uses (the array's
+  // capacity still doubles, in address space only). Small tables double: a
+  // small kernel's context must stay small.
+  if (nodes_.size() > (anchored_.size() / kWindowSlots) << kAnchorShift) {
+    const std::size_t n = anchored_.size();
+    anchored_.resize(n + std::min(n, std::max(n / 8, std::size_t(4096) * kWindowSlots)), kEmptySlot);
+  }
   return id;
 }
 
