@@ -659,41 +659,60 @@ NF Algebra::pow(NF a, int k) {
 // Known constants: c * ln2^p with c = r * (a float of log2 e), r simple,
 // reads as r * ln2^(p-1); with c = r * (a float of ln 2) and p < 0 as
 // r * ln2^(p+1). Repeated while it applies (ex2 of ex2 gives ln2^2).
-void Algebra::apply_known_constants(Rational* c, MonoId* m) {
-  if (ln2_mono_ == UINT32_MAX) return;
-  // Remembered per (coefficient, monomial): the divisions below run on
-  // rationals like log2(e) in float (24-bit numerators), every exponent term
-  // of an expf has one, and they overflow 64 bits into GMP.
-  const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | *m;
-  if (const std::uint32_t* hit = known_memo_.find(key)) {
-    *c = coefs_.get(known_results_[*hit].first);
-    *m = known_results_[*hit].second;
-    return;
-  }
-  apply_known_constants_uncached(c, m);
-  known_memo_.insert(key, std::uint32_t(known_results_.size()));
-  known_results_.emplace_back(coefs_.intern(*c), *m);
+// What happens depends on c and p only, never on the other atoms of m.
+int Algebra::ln2_power(MonoId m) const {
+  const MonoEntry* me = monos_.data(m);
+  for (std::size_t i = 0; i < monos_.size(m); ++i)
+    if (me[i].atom == ln2_atom_) return me[i].power;
+  return 0;
 }
 
-void Algebra::apply_known_constants_uncached(Rational* c, MonoId* m) {
-  for (int guard = 0; guard < 64; ++guard) {
-    std::int32_t p = 0;
-    const MonoEntry* me = monos_.data(*m);
-    for (std::size_t i = 0; i < monos_.size(*m); ++i)
-      if (me[i].atom == ln2_atom_) p = me[i].power;
-    if (p == 0) return;
+MonoId Algebra::ln2_pow_mono(std::int32_t k) {
+  if (k == 0) return 0;
+  const MonoEntry e{ln2_atom_, k};
+  return monos_.intern(&e, 1);
+}
+
+void Algebra::apply_known_constants(Rational* c, MonoId* m) {
+  if (ln2_mono_ == UINT32_MAX) return;
+  const std::int32_t p = ln2_power(*m);
+  if (p == 0) return;  // no rule applies without ln2
+  // Remembered per (coefficient, power of ln2), which is all the rules read:
+  // the divisions below run on rationals like log2(e) in float (24-bit
+  // numerators) that overflow 64 bits into GMP, and every exponent term of
+  // every expf asks, each with its own input atom in m (a memo keyed by the
+  // whole monomial missed on half the calls of a 128-element softmax).
+  const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | std::uint32_t(p);
+  if (const std::uint32_t* hit = known_memo_.find(key)) {
+    const auto& [coef, shift] = known_results_[*hit];
+    if (shift != 0) {
+      *c = coefs_.get(coef);
+      *m = mono_mul(*m, ln2_pow_mono(shift));
+    }
+    return;
+  }
+  const std::int32_t q = apply_known_constants_uncached(c, p);
+  if (q != p) *m = mono_mul(*m, ln2_pow_mono(q - p));
+  known_memo_.insert(key, std::uint32_t(known_results_.size()));
+  known_results_.emplace_back(coefs_.intern(*c), q - p);
+}
+
+// Applies the rules to c * ln2^p; returns the power of ln2 left.
+std::int32_t Algebra::apply_known_constants_uncached(Rational* c, std::int32_t p) {
+  for (int guard = 0; guard < 64 && p != 0; ++guard) {
     bool applied = false;
     for (const Rational& v : p >= 1 ? log2e_values_ : ln2_values_) {
       Rational r = *c / v;
       if (simple_ratio(r)) {
         *c = r;
-        *m = mono_mul(*m, p >= 1 ? mono_inv(ln2_mono_) : ln2_mono_);
+        p += p >= 1 ? -1 : 1;
         applied = true;
         break;
       }
     }
-    if (!applied) return;
+    if (!applied) break;
   }
+  return p;
 }
 
 bool Algebra::exp_of(const NF& arg, Term* out) {

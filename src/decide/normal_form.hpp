@@ -204,7 +204,9 @@ class Algebra {
   void canon_cexp(Term& t);
   void append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out);
   void apply_known_constants(Rational* c, MonoId* m);
-  void apply_known_constants_uncached(Rational* c, MonoId* m);
+  std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p);
+  int ln2_power(MonoId m) const;
+  MonoId ln2_pow_mono(std::int32_t k);  // ln2^k as a monomial
   void merge_into(std::vector<Term>& big, std::vector<Term>& small);
   void absorb(Sum& s);
   void sort_combine(std::vector<Term>& v);
@@ -231,8 +233,8 @@ class Algebra {
   std::uint32_t ln2_atom_ = UINT32_MAX;
   MonoId ln2_mono_ = UINT32_MAX;
   std::vector<Rational> log2e_values_, ln2_values_;
-  FlatMap64 known_memo_;                                   // (coef, mono) -> index in known_results_
-  std::vector<std::pair<CoefId, MonoId>> known_results_;
+  FlatMap64 known_memo_;  // (coef, power of ln2) -> index in known_results_
+  std::vector<std::pair<CoefId, std::int32_t>> known_results_;  // (new coef, change of the ln2 power)
   bool overall_ = false;  // the deadline is limits.deadline
   std::size_t peak_terms_ = 0;
   unsigned deadline_tick_ = 0;

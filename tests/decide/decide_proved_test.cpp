@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+
 using namespace tileverify;
 using namespace tileverify::workloads;
 
@@ -138,6 +140,35 @@ TEST_CASE("nvcc's split log2(e) pair and the fp32 constant both read as 1/ln2") 
   // A power of two times the constant too: ex2(x * (log2e / 8)) = exp(x / 8).
   Expr eighth = c.constant(Rational::from_f32_bits(0x3FB8AA3Bu) * Rational(1, 8));
   CHECK(decide_equal(c, c.ex2(c.mul(x, eighth)), c.exp(c.mul(x, c.constant(Rational(1, 8))))).proved());
+}
+
+// The reading of a coefficient is remembered per (coefficient, power of ln2)
+// in a Decider. With c = float log2e: c·v·ln2 reads as v, c·v·ln2^2 as v·ln2,
+// c·v/ln2 stays as it is (the rule for negative powers divides by ln 2).
+// Asked in both orders of one Decider: a memo keyed by the coefficient alone
+// would prove the false pair, one that kept a result monomial would give the
+// second input the first one's atom, one that kept the resulting power would
+// read c·v·ln2^2 as v.
+TEST_CASE("known-constant readings are remembered per coefficient and power of ln2") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0), z = c.symbol("z", 0), w = c.symbol("w", 0);
+  Expr hi = c.constant(Rational::from_f32_bits(0x3FB8AA3Bu));
+  Expr inv_ln2 = c.pow(c.ln2(), -1);
+  std::vector<std::function<bool(Decider&)>> cases = {
+      [&](Decider& d) { return d.decide(c.ex2(c.mul(hi, x)), c.exp(x)).proved(); },
+      [&](Decider& d) { return d.decide(c.ex2(c.mul(hi, y)), c.exp(y)).proved(); },
+      // e^(c z / ln2) against e^(z / ln2^2): c is not 1/ln2 over the reals
+      [&](Decider& d) { return !d.decide(c.exp(c.mul({hi, z, inv_ln2})), c.exp(c.mul({z, inv_ln2, inv_ln2}))).proved(); },
+      [&](Decider& d) { return d.decide(c.ex2(c.mul({hi, w, c.ln2()})), c.ex2(w)).proved(); },
+  };
+  for (int order = 0; order < 2; ++order) {
+    Decider dec(c);
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const std::size_t i = order == 0 ? k : cases.size() - 1 - k;
+      INFO("order " << order << ", case " << i);
+      CHECK(cases[i](dec));
+    }
+  }
 }
 
 TEST_CASE("rational functions: equal denominators up to a factor are recognized") {
