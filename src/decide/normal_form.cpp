@@ -265,27 +265,45 @@ int Algebra::order(const Term& a, const Term& b) const {
 
 // e^{q·ln2} with q = n + f, n integer, 0 <= f < 1: move 2^n into the coefficient,
 // so that e^{3·ln2} is the rational 8 and sqrt(2)·sqrt(2) = 2.
+// The split of an exponent is remembered per exponent id, and 2^n per n: an
+// expf in nvcc's form carries e^{-126·ln2} and e^{126·ln2} in every term,
+// and 2^-126 is a GMP rational (its floor, subtraction and power cost more
+// than the rest of the term product).
 void Algebra::canon_cexp(Term& t) {
   if (t.cexp == 0 || ln2_mono_ == UINT32_MAX) return;
-  const PolyEntry* p = polys_.data(t.cexp);
-  std::size_t n = polys_.size(t.cexp);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (p[i].mono != ln2_mono_) continue;
-    const Rational& q = coefs_.get(p[i].coef);
-    Rational whole = q.floor();
-    if (whole.is_zero()) return;
-    if (!whole.fits_int64() || whole.to_int64() > 100000 || whole.to_int64() < -100000)
-      throw LimitHit{"constant factor 2^" + whole.str() + " is too large"};
-    t.coef = t.coef * Rational::pow2(int(whole.to_int64()));
-    std::vector<PolyEntry> out(p, p + n);
-    Rational rest = q - whole;
-    if (rest.is_zero())
-      out.erase(out.begin() + std::ptrdiff_t(i));
-    else
-      out[i].coef = coefs_.intern(rest);
-    t.cexp = polys_.intern(out.data(), out.size());
-    return;
+  const CexpSplit* split;
+  if (const std::uint32_t* hit = cexp_memo_.find(t.cexp)) {
+    split = &cexp_splits_[*hit];
+  } else {
+    CexpSplit r{0, t.cexp};
+    const PolyEntry* p = polys_.data(t.cexp);
+    std::size_t n = polys_.size(t.cexp);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (p[i].mono != ln2_mono_) continue;
+      const Rational& q = coefs_.get(p[i].coef);
+      Rational whole = q.floor();
+      if (whole.is_zero()) break;
+      if (!whole.fits_int64() || whole.to_int64() > 100000 || whole.to_int64() < -100000)
+        throw LimitHit{"constant factor 2^" + whole.str() + " is too large"};
+      r.whole = std::int32_t(whole.to_int64());
+      std::vector<PolyEntry> out(p, p + n);
+      Rational rest = q - whole;
+      if (rest.is_zero())
+        out.erase(out.begin() + std::ptrdiff_t(i));
+      else
+        out[i].coef = coefs_.intern(rest);
+      r.rest = polys_.intern(out.data(), out.size());
+      break;
+    }
+    cexp_memo_.insert(t.cexp, std::uint32_t(cexp_splits_.size()));
+    cexp_splits_.push_back(r);
+    split = &cexp_splits_.back();
   }
+  if (split->whole == 0) return;
+  auto it = pow2_.find(split->whole);
+  if (it == pow2_.end()) it = pow2_.emplace(split->whole, Rational::pow2(split->whole)).first;
+  t.coef = t.coef.is_one() ? it->second : t.coef * it->second;
+  t.cexp = split->rest;
 }
 
 // ---------------------------------------------------------------- terms

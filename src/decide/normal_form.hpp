@@ -233,6 +233,13 @@ class Algebra {
   std::uint32_t ln2_atom_ = UINT32_MAX;
   MonoId ln2_mono_ = UINT32_MAX;
   std::vector<Rational> log2e_values_, ln2_values_;
+  struct CexpSplit {
+    std::int32_t whole;  // 2^whole moves into the coefficient
+    PolyId rest;         // the exponent left
+  };
+  FlatMap64 cexp_memo_;  // constant exponent -> index in cexp_splits_
+  std::vector<CexpSplit> cexp_splits_;
+  std::unordered_map<std::int32_t, Rational> pow2_;
   FlatMap64 known_memo_;  // (coef, power of ln2) -> index in known_results_
   std::vector<std::pair<CoefId, std::int32_t>> known_results_;  // (new coef, change of the ln2 power)
   bool overall_ = false;  // the deadline is limits.deadline

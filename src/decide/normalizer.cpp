@@ -110,14 +110,15 @@ bool Normalizer::persistent(std::uint32_t id) const {
 NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
   // Take an operand's form: move it out when this is its only user.
   auto take = [&](std::size_t i) -> NF {
+    // The stored pointer is read in place: a copy of it costs two atomic
+    // updates of the count, per operand of every node.
     std::uint32_t id = dep_ids[i];
-    std::shared_ptr<const NF> p = *results_.get(id);
+    std::shared_ptr<const NF>& p = *results_.get_mut(id);
     bool last = !persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1;
-    if (last) {
-      results_.drop(id);
-      if (p.use_count() == 1) return std::move(const_cast<NF&>(*p));
-    }
-    return *p;
+    if (!last) return *p;
+    std::shared_ptr<const NF> mine = std::move(p);  // drops it from the results
+    if (mine.use_count() == 1) return std::move(const_cast<NF&>(*mine));
+    return *mine;
   };
   auto key_of = [&](std::size_t i, bool exponent) {
     // Operand forms of max/min/select/functions: remembered per node, since
@@ -228,10 +229,17 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
         for (std::size_t j = 0; j < parts.size() && parts[i].den; ++j)
           if (j != i) alg_.cancel(parts[i], parts[j]);
       }
-      // Single terms first: they only rescale the sums they multiply.
-      std::stable_sort(parts.begin(), parts.end(), [](const NF& x, const NF& y) {
-        return (x.num.single() && !x.den) > (y.num.single() && !y.den);
-      });
+      // Single terms first: they only rescale the sums they multiply. Moved
+      // forward in place, in order (std::stable_sort allocated a buffer for
+      // every product, most of which have two factors).
+      std::size_t singles = 0;
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (!parts[i].num.single() || parts[i].den) continue;
+        if (i != singles)
+          std::rotate(parts.begin() + std::ptrdiff_t(singles), parts.begin() + std::ptrdiff_t(i),
+                      parts.begin() + std::ptrdiff_t(i) + 1);
+        ++singles;
+      }
       NF acc = std::move(parts[0]);
       for (std::size_t i = 1; i < parts.size(); ++i) acc = alg_.mul(std::move(acc), std::move(parts[i]));
       return acc;
@@ -263,14 +271,15 @@ std::shared_ptr<const NF> Normalizer::run(Expr root) {
     if (results_.has(id)) continue;
     Expr e{id};
     deps(e, d);
-    bool missing = false;
-    for (std::uint32_t c : d) missing = missing || !results_.has(c);
-    if (missing) {  // operands first (again, if another user consumed one in between)
-      stack.push_back({id, true});
-      for (std::uint32_t c : d)
-        if (!results_.has(c)) stack.push_back({c, false});
-      continue;
-    }
+    // Operands first (again, if another user consumed one in between): the
+    // node goes back under its missing operands, and comes off again if
+    // none is missing (one lookup per operand).
+    stack.push_back({id, true});
+    const std::size_t mark = stack.size();
+    for (std::uint32_t c : d)
+      if (!results_.has(c)) stack.push_back({c, false});
+    if (stack.size() != mark) continue;
+    stack.pop_back();
     (void)expanded;
     alg_.check_deadline();
     results_.put(id, std::make_shared<NF>(compute(e, d)));  // non-const: take() may move out of it

@@ -82,6 +82,10 @@ class Normalizer {
       const std::uint32_t* s = slot.find(id);
       return s && vals[*s] ? &vals[*s] : nullptr;
     }
+    std::shared_ptr<const NF>* get_mut(std::uint32_t id) {
+      const std::uint32_t* s = slot.find(id);
+      return s && vals[*s] ? &vals[*s] : nullptr;
+    }
     bool has(std::uint32_t id) const { return get(id) != nullptr; }
     void put(std::uint32_t id, std::shared_ptr<const NF> p) {
       if (const std::uint32_t* s = slot.find(id)) {

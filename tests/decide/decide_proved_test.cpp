@@ -171,6 +171,31 @@ TEST_CASE("known-constant readings are remembered per coefficient and power of l
   }
 }
 
+// Integer multiples of ln 2 in a constant exponent move into the
+// coefficient as powers of two; the split is remembered per exponent inside
+// a Decider, and each term still multiplies its own coefficient by it.
+TEST_CASE("powers of two from constant exponents, asked again in one Decider") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0), z = c.symbol("z", 0);
+  auto k = [&](const Rational& v) { return c.constant(v); };
+  Decider dec(c);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    // nvcc's expf: 2^(x - 126) * 2^126, with 3 and 5 in front
+    CHECK(dec.decide(c.mul({k(3), c.ex2(c.sub(x, k(126))), c.ex2(k(126))}), c.mul(k(3), c.ex2(x))).proved());
+    CHECK(dec.decide(c.mul(c.ex2(k(-126)), c.ex2(k(126))), c.one()).proved());
+    CHECK(dec.decide(c.mul(k(5), c.ex2(c.add(y, k(Rational(253, 2))))),
+                     c.mul({k(Rational(5) * Rational::pow2(126)), c.ex2(c.add(y, k(Rational(1, 2))))}))
+              .proved());
+    // two halves meet in a product whose coefficient is not 1: 3 * 2^(1/2) * 2^(1/2) = 6
+    Expr half = k(Rational(1, 2));
+    CHECK(dec.decide(c.mul({k(3), c.ex2(c.add(y, half)), c.ex2(half)}), c.mul(k(6), c.ex2(y))).proved());
+    CHECK_FALSE(dec.decide(c.mul({k(3), c.ex2(c.add(z, half)), c.ex2(half)}), c.mul(k(2), c.ex2(z))).proved());
+    CHECK_FALSE(dec.decide(c.ex2(c.add(z, k(126))), c.mul(k(Rational::pow2(125)), c.ex2(z))).proved());
+    CHECK_FALSE(dec.decide(c.mul(k(3), c.ex2(c.add(z, k(126)))), c.mul(k(Rational::pow2(126)), c.ex2(z))).proved());
+  }
+}
+
 TEST_CASE("rational functions: equal denominators up to a factor are recognized") {
   ExprContext c;
   Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
