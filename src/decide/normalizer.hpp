@@ -3,6 +3,7 @@
 
 #include "normal_form.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -72,34 +73,51 @@ class Normalizer {
   const ExprContext& ctx_;
   Algebra& alg_;
   const std::unordered_map<std::uint32_t, std::uint32_t>* subst_ = nullptr;
-  // Normal forms of nodes, by node id: a flat index into result_vals_ (a
-  // dropped form leaves an empty pointer, reused if the node comes back).
-  // Probed several times per node, so it is not a node-based map.
+  // Normal forms of nodes, by node id: an index into vals (a dropped form
+  // leaves an empty pointer, reused if the node comes back). Probed several
+  // times per node, so the index is a table of pages of 1024 consecutive
+  // ids, made when a node in them is first stored: no hashing or probing
+  // (a hash map's probes were a sixth of normalizing a softmax), and the
+  // nodes one output uses are mostly near each other in id order.
   struct Results {
-    FlatMap64 slot;
+    static constexpr unsigned kPageBits = 10;
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+    std::vector<std::unique_ptr<std::uint32_t[]>> pages;
     std::vector<std::shared_ptr<const NF>> vals;
+    const std::uint32_t* slot(std::uint32_t id) const {
+      const std::size_t p = id >> kPageBits;
+      if (p >= pages.size() || !pages[p]) return nullptr;
+      const std::uint32_t* s = &pages[p][id & ((1u << kPageBits) - 1)];
+      return *s == kNone ? nullptr : s;
+    }
     const std::shared_ptr<const NF>* get(std::uint32_t id) const {
-      const std::uint32_t* s = slot.find(id);
+      const std::uint32_t* s = slot(id);
       return s && vals[*s] ? &vals[*s] : nullptr;
     }
     std::shared_ptr<const NF>* get_mut(std::uint32_t id) {
-      const std::uint32_t* s = slot.find(id);
+      const std::uint32_t* s = slot(id);
       return s && vals[*s] ? &vals[*s] : nullptr;
     }
     bool has(std::uint32_t id) const { return get(id) != nullptr; }
     void put(std::uint32_t id, std::shared_ptr<const NF> p) {
-      if (const std::uint32_t* s = slot.find(id)) {
+      if (const std::uint32_t* s = slot(id)) {
         vals[*s] = std::move(p);
         return;
       }
-      slot.insert(id, std::uint32_t(vals.size()));
+      const std::size_t page = id >> kPageBits;
+      if (page >= pages.size()) pages.resize(page + 1);
+      if (!pages[page]) {
+        pages[page].reset(new std::uint32_t[std::size_t(1) << kPageBits]);
+        std::fill_n(pages[page].get(), std::size_t(1) << kPageBits, kNone);
+      }
+      pages[page][id & ((1u << kPageBits) - 1)] = std::uint32_t(vals.size());
       vals.push_back(std::move(p));
     }
     void drop(std::uint32_t id) {
-      if (const std::uint32_t* s = slot.find(id)) vals[*s].reset();
+      if (const std::uint32_t* s = slot(id)) vals[*s].reset();
     }
     void clear() {
-      slot.clear();
+      pages.clear();
       vals.clear();
     }
   };
