@@ -161,11 +161,18 @@ MonoId Algebra::mono_mul(MonoId a, MonoId b) {
   return r;
 }
 
+// Remembered both ways, as poly_neg is: every division of terms (the rebasing
+// of each addend of a sum onto the sum's scale) inverts a monomial.
 MonoId Algebra::mono_inv(MonoId a) {
   if (a == 0) return 0;
-  std::vector<MonoEntry> out(monos_.data(a), monos_.data(a) + monos_.size(a));
+  if (const std::uint32_t* hit = mono_inv_memo_.find(a)) return *hit;
+  std::vector<MonoEntry>& out = mono_scratch_;
+  out.assign(monos_.data(a), monos_.data(a) + monos_.size(a));
   for (auto& e : out) e.power = -e.power;
-  return monos_.intern(out.data(), out.size());
+  const MonoId r = monos_.intern(out.data(), out.size());
+  mono_inv_memo_.insert(a, r);
+  mono_inv_memo_.insert(r, a);
+  return r;
 }
 
 PolyId Algebra::poly_add(PolyId a, PolyId b) {

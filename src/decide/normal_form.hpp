@@ -225,6 +225,7 @@ class Algebra {
   SeqInterner<std::uint32_t> nf_keys_;
   FlatMap64 mono_mul_memo_;
   std::vector<MonoEntry> mono_scratch_;
+  FlatMap64 mono_inv_memo_;
   FlatMap64 poly_add_memo_;
   FlatMap64 poly_neg_memo_;
   // Denominator comparisons, remembered by identity (the dens are kept alive).

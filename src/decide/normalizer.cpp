@@ -10,9 +10,9 @@ void Normalizer::set_substitution(const std::unordered_map<std::uint32_t, std::u
 }
 
 bool Normalizer::atom_of(Expr e, std::uint32_t* atom) const {
-  auto it = atom_of_node_.find(e.id);
-  if (it == atom_of_node_.end()) return false;
-  *atom = it->second;
+  const std::uint32_t* a = atom_of_node_.find(e.id);
+  if (!a) return false;
+  *atom = *a;
   return true;
 }
 
@@ -22,13 +22,14 @@ std::uint32_t Normalizer::atom_for(std::vector<std::uint32_t>&& key) {
   if (next_atom_ == UINT32_MAX) throw LimitHit{"more than 2^31 opaque atoms"};
   std::uint32_t a = next_atom_++;
   atoms_.emplace(std::move(key), a);
+  atom_info_.emplace_back();
   return a;
 }
 
 const std::vector<std::uint32_t>& Normalizer::operands(std::uint32_t atom) const {
   static const std::vector<std::uint32_t> none;
-  auto it = operands_.find(atom);
-  return it == operands_.end() ? none : it->second;
+  const AtomInfo* a = info(atom);
+  return a ? a->operands : none;
 }
 
 void Normalizer::atoms_in(const NF& f, std::vector<std::uint32_t>& out) const {
@@ -125,11 +126,10 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     // a running max asks for the same operands again and again.
     std::uint32_t id = dep_ids[i];
     if (!exponent && !subst_) {
-      auto it = key_cache_.find(id);
-      if (it != key_cache_.end()) return it->second;
+      if (const std::uint32_t* k = key_cache_.find(id)) return *k;
     }
     std::uint32_t k = alg_.nf_key(**results_.get(id), exponent);
-    if (!exponent && !subst_) key_cache_.emplace(id, k);
+    if (!exponent && !subst_) key_cache_.insert(id, k);
     return k;
   };
   Op op = ctx_.op(e);
@@ -148,7 +148,8 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       for (char ch : name) key.push_back(std::uint8_t(ch));
       for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(key_of(i, false));
       std::uint32_t atom = atom_for(std::move(key));
-      if (!subst_) operands_.emplace(atom, dep_ids);
+      if (!subst_)
+        if (AtomInfo* a = describe(atom)) a->operands = dep_ids;
       NF f = alg_.nf_of(alg_.atom_term(atom));
       return rsqrt ? alg_.inverse(std::move(f)) : f;
     }
@@ -158,12 +159,11 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       std::uint32_t chosen_atom;
       if (subst_ && atom_of(e, &chosen_atom) && subst_->count(chosen_atom)) return take(0);
       std::vector<std::uint32_t> key{std::uint32_t(op)};
-      std::vector<std::uint32_t> alts, operand_ids;
+      std::vector<std::uint32_t> alts;
       if (op == Op::Select) {
         key.push_back(std::uint32_t(ctx_.select_cmp(e)));
         for (std::size_t i = 0; i < 4; ++i) key.push_back(key_of(i, false));
         alts = {dep_ids[2], dep_ids[3]};
-        operand_ids = dep_ids;
       } else {
         // Flatten: a same-kind operand contributes its own (form, operand)
         // list, so a running max only adds its new operand to its predecessor's.
@@ -194,19 +194,25 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
           key.push_back(kv.first);
           alts.push_back(kv.second);
         }
-        operand_ids = alts;
-        if (!subst_) flat_[e.id] = all;
+        if (!subst_) flat_[e.id] = std::move(all);
         if (alts.size() == 1) {  // every operand has one form: max(a, a') = a
           return take(0);  // every operand (nested ones too) has that form
         }
       }
       std::uint32_t atom = atom_for(std::move(key));
       if (!subst_) {
-        atom_of_node_[e.id] = atom;
-        alternatives_.emplace(atom, std::move(alts));
-        operands_.emplace(atom, std::move(operand_ids));
-        if (op == Op::Select) select_info_.emplace(atom, SelectInfo{ctx_.select_cmp(e), dep_ids[0], dep_ids[1]});
-        if (op == Op::Max) max_atoms_[atom] = true;
+        atom_of_node_.insert(e.id, atom);
+        if (AtomInfo* a = describe(atom)) {
+          if (op == Op::Select) {
+            a->kind = AtomInfo::kSelect;
+            a->operands = dep_ids;
+            a->select_alternatives = std::move(alts);
+            a->select = SelectInfo{ctx_.select_cmp(e), dep_ids[0], dep_ids[1]};
+          } else {  // max/min: the alternatives are the operands
+            a->kind = op == Op::Max ? AtomInfo::kMax : AtomInfo::kMin;
+            a->operands = std::move(alts);
+          }
+        }
       }
       return alg_.nf_of(alg_.atom_term(atom));
     }
@@ -252,7 +258,8 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       // exp of a non-polynomial: an opaque atom, keyed by the exponent's form.
       std::vector<std::uint32_t> key{std::uint32_t(op), alg_.nf_key(arg, true)};
       std::uint32_t atom = atom_for(std::move(key));
-      if (!subst_) operands_.emplace(atom, dep_ids);
+      if (!subst_)
+        if (AtomInfo* a = describe(atom)) a->operands = dep_ids;
       return alg_.nf_of(alg_.atom_term(atom));
     }
   }

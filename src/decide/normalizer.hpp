@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "../util/flat_map.hpp"
@@ -41,8 +42,14 @@ class Normalizer {
   // never normalized, or all its operands had one form).
   bool atom_of(Expr e, std::uint32_t* atom) const;
   // Whether an atom is a max/min/select (an atom to split on).
-  bool splittable(std::uint32_t atom) const { return alternatives_.count(atom) != 0; }
-  bool is_max(std::uint32_t atom) const { return max_atoms_.count(atom) != 0; }
+  bool splittable(std::uint32_t atom) const {
+    const AtomInfo* a = info(atom);
+    return a && a->kind != AtomInfo::kOther;
+  }
+  bool is_max(std::uint32_t atom) const {
+    const AtomInfo* a = info(atom);
+    return a && a->kind == AtomInfo::kMax;
+  }
   // The expressions an opaque atom is built from (operands of a max/min,
   // the compared values and branches of a select, the arguments of a
   // function or of a non-polynomial exponential).
@@ -52,15 +59,19 @@ class Normalizer {
   std::vector<std::uint32_t> split_atoms(Expr a, Expr b);
   // The operands a max/min/select atom can take: for max/min one expression
   // per distinct normal form, in operand order; for select [if_true, if_false].
-  const std::vector<std::uint32_t>& alternatives(std::uint32_t atom) const { return alternatives_.at(atom); }
+  const std::vector<std::uint32_t>& alternatives(std::uint32_t atom) const {
+    const AtomInfo* a = info(atom);
+    if (!a || a->kind == AtomInfo::kOther) throw std::out_of_range("not a max/min/select atom");
+    return a->kind == AtomInfo::kSelect ? a->select_alternatives : a->operands;
+  }
   // For a select atom: the compared operands and the comparison.
   struct SelectInfo {
     Cmp cmp;
     std::uint32_t a, b;
   };
   const SelectInfo* select_info(std::uint32_t atom) const {
-    auto it = select_info_.find(atom);
-    return it == select_info_.end() ? nullptr : &it->second;
+    const AtomInfo* a = info(atom);
+    return a && a->kind == AtomInfo::kSelect ? &a->select : nullptr;
   }
 
  private:
@@ -125,15 +136,34 @@ class Normalizer {
   std::uint32_t root_ = UINT32_MAX;
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VecHash> atoms_;  // key -> atom
   std::uint32_t next_atom_ = Algebra::kSyntheticAtom;
-  std::unordered_map<std::uint32_t, std::uint32_t> atom_of_node_;  // plain mode: max/min/select node -> atom
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> alternatives_;
-  std::unordered_map<std::uint32_t, SelectInfo> select_info_;
-  std::unordered_map<std::uint32_t, bool> max_atoms_;
-  std::unordered_map<std::uint32_t, std::uint32_t> key_cache_;  // plain mode: node -> nf_key
+  FlatMap64 atom_of_node_;  // plain mode: max/min/select node -> atom
+  FlatMap64 key_cache_;     // plain mode: node -> nf_key
+  // What plain mode learned about each synthetic atom, indexed by
+  // atom - kSyntheticAtom (atoms are numbered densely from there): the
+  // first node that made an atom describes it.
+  struct AtomInfo {
+    enum Kind : std::uint8_t { kOther, kMax, kMin, kSelect } kind = kOther;
+    bool known = false;                  // operands recorded
+    std::vector<std::uint32_t> operands;  // for max/min also the alternatives
+    std::vector<std::uint32_t> select_alternatives;
+    SelectInfo select{};
+  };
+  std::vector<AtomInfo> atom_info_;
+  const AtomInfo* info(std::uint32_t atom) const {
+    if (atom < Algebra::kSyntheticAtom) return nullptr;
+    const std::size_t i = atom - Algebra::kSyntheticAtom;
+    return i < atom_info_.size() && atom_info_[i].known ? &atom_info_[i] : nullptr;
+  }
+  // The atom's record if it has none yet (else null: the first one stays).
+  AtomInfo* describe(std::uint32_t atom) {
+    AtomInfo& a = atom_info_[atom - Algebra::kSyntheticAtom];
+    if (a.known) return nullptr;
+    a.known = true;
+    return &a;
+  }
   // plain mode, max/min node -> its flattened operands as (form, expression),
   // sorted by form, one per form: a running max extends its predecessor's
   std::unordered_map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> flat_;
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> operands_;  // atom -> operand expressions
 };
 
 }  // namespace tileverify::detail
