@@ -38,23 +38,27 @@ std::uint64_t gcd_u64(std::uint64_t a, std::uint64_t b) {
   return a << shift;
 }
 
+int ctz128(u128 x) {
+  const std::uint64_t lo = std::uint64_t(x);
+  return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll(std::uint64_t(x >> 64));
+}
+
+// Stein's gcd on 128 bits, finishing in 64 bits as soon as both fit. Products
+// of float constants (24-bit numerators, power-of-two denominators) pass 2^63
+// before they reduce; Euclid's steps were a 64-bit division each, and a
+// power-of-two denominator against an odd numerator took a dozen of them.
 u128 gcd_u128(u128 a, u128 b) {
-  // Both usually fit 64 bits; keep the hardware-division path for them.
-  while (b != 0) {
-    if ((a >> 64) == 0 && (b >> 64) == 0) {
-      std::uint64_t x = std::uint64_t(a), y = std::uint64_t(b);
-      while (y != 0) {
-        std::uint64_t t = x % y;
-        x = y;
-        y = t;
-      }
-      return x;
-    }
-    u128 t = a % b;
-    a = b;
-    b = t;
+  if (a == 0) return b;
+  if (b == 0) return a;
+  const int shift = ctz128(a | b);
+  a >>= ctz128(a);
+  for (;;) {  // a odd, b > 0
+    b >>= ctz128(b);
+    if (a > b) std::swap(a, b);
+    b -= a;
+    if (b == 0) return a << shift;
+    if ((a >> 64) == 0 && (b >> 64) == 0) return u128(gcd_u64(std::uint64_t(a), std::uint64_t(b))) << shift;
   }
-  return a;
 }
 
 constexpr int128_t kI64Max = std::numeric_limits<std::int64_t>::max();

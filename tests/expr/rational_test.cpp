@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <string>
 
 using tileverify::Rational;
 
@@ -80,4 +81,33 @@ TEST_CASE("results are reduced to lowest terms on the 64-bit path and past it") 
   Rational third_of_max = Rational(INT64_MAX) / Rational(3);  // 2^63 - 1 = 3 * 3074457345618258602 + 1
   CHECK(third_of_max.str() == "9223372036854775807/3");
   CHECK((Rational(1u << 20, 3 << 20)).str() == "1/3");
+}
+
+// Products whose numerator or denominator passes 64 bits before reducing
+// (the 128-bit gcd): common factors that are powers of two, odd, or both.
+TEST_CASE("products past 64 bits reduce by their whole gcd") {
+  const std::int64_t p = 1000003, q = 1000033, r = 1000037, s = 999983, t = 999979;  // primes
+  CHECK((Rational(p * q, r) * Rational(r * s, q * t)) == Rational(p * s, t));
+  CHECK((Rational(p * q, r) * Rational(r * s, q * t)).is_small());
+  CHECK((Rational(0xFFFFFF, std::int64_t(1) << 45) * Rational(std::int64_t(1) << 50, 0xFFFFFD)).str() ==
+        std::to_string(0xFFFFFF * 32) + "/" + std::to_string(0xFFFFFD));
+  CHECK((Rational(3 * q, std::int64_t(1) << 40) * Rational(std::int64_t(1) << 41, q * 7)).str() == "6/7");
+  CHECK((Rational(q << 20, r) * Rational(r << 30, q << 40)) == Rational(1024));
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    const std::int64_t a = std::int64_t(next() >> (1 + next() % 40)) | 1, b = std::int64_t(next() >> (1 + next() % 40)) | 1;
+    const int k = int(next() % 60), m = int(next() % 60);
+    const Rational u(a, std::int64_t(1) << k), v(std::int64_t(1) << m, b);
+    INFO(u.str() << " * " << v.str());
+    const Rational w = u * v;
+    CHECK(w / v == u);
+    CHECK(w / u == v);
+    CHECK((w * Rational(b)) / Rational(a) == Rational::pow2(m - k));
+  }
 }
