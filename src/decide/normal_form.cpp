@@ -782,15 +782,20 @@ bool Algebra::exp_of(const NF& arg, Term* out) {
 }
 
 // The terms of s with the scale multiplied in, sorted, as (coef, mono, exp, cexp) ids.
+// Built in scratch vectors (max/min operands ask for a key each), and a
+// unit term is the scale itself: both are canonical already.
 void Algebra::append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out) {
-  std::vector<Term> terms;
-  terms.reserve(s.terms.size());
+  std::vector<Term>& terms = key_terms_;
+  terms.clear();
   for (const Term& t : s.terms) {
-    Term u = mul(s.scale, t);
+    Term u = t.unit_key() && t.coef.is_one() ? s.scale : mul(s.scale, t);
     if (exponent) apply_known_constants(&u.coef, &u.mono);
     terms.push_back(std::move(u));
   }
-  sort_combine(terms);
+  if (terms.size() > 1)
+    sort_combine(terms);
+  else if (terms.size() == 1 && terms[0].coef.is_zero())
+    terms.clear();
   out.push_back(std::uint32_t(terms.size()));
   for (const Term& t : terms) {
     out.push_back(coefs_.intern(t.coef));
@@ -801,7 +806,8 @@ void Algebra::append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>
 }
 
 std::uint32_t Algebra::nf_key(const NF& a, bool exponent) {
-  std::vector<std::uint32_t> seq;
+  std::vector<std::uint32_t>& seq = key_seq_;
+  seq.clear();
   append_key(a.num, exponent, seq);
   if (a.den) append_key(a.den->sum, exponent, seq);
   return nf_keys_.intern(seq.data(), seq.size());

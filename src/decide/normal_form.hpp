@@ -223,6 +223,8 @@ class Algebra {
   SeqInterner<MonoEntry> monos_;
   SeqInterner<PolyEntry> polys_;
   SeqInterner<std::uint32_t> nf_keys_;
+  std::vector<Term> key_terms_;         // scratch of append_key
+  std::vector<std::uint32_t> key_seq_;  // scratch of nf_key
   FlatMap64 mono_mul_memo_;
   std::vector<MonoEntry> mono_scratch_;
   FlatMap64 mono_inv_memo_;
