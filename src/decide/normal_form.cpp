@@ -24,17 +24,33 @@ inline std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) { return std::ui
 
 // ---------------------------------------------------------------- tables
 
-CoefTable::CoefTable() {
+CoefTable::CoefTable() : table_(256, kEmpty) {
   intern(Rational(0));
   intern(Rational(1));
 }
 
 CoefId CoefTable::intern(const Rational& v) {
-  auto it = ids_.find(v);
-  if (it != ids_.end()) return it->second;
-  CoefId id = CoefId(values_.size());
+  const std::uint64_t h = finalize64(v.hash());
+  std::size_t mask = table_.size() - 1;
+  std::size_t slot = h & mask;
+  for (; table_[slot] != kEmpty; slot = (slot + 1) & mask) {
+    const CoefId id = table_[slot];
+    if (hashes_[id] == h && values_[id] == v) return id;
+  }
+  const CoefId id = CoefId(values_.size());
   values_.push_back(v);
-  ids_.emplace(v, id);
+  hashes_.push_back(h);
+  table_[slot] = id;
+  if (values_.size() * 2 > table_.size()) {
+    std::vector<CoefId> bigger(table_.size() * 2, kEmpty);
+    mask = bigger.size() - 1;
+    for (CoefId i = 0; i < values_.size(); ++i) {
+      std::size_t s = hashes_[i] & mask;
+      while (bigger[s] != kEmpty) s = (s + 1) & mask;
+      bigger[s] = i;
+    }
+    table_.swap(bigger);
+  }
   return id;
 }
 

@@ -39,10 +39,9 @@ using MonoId = std::uint32_t;  // 0: the empty monomial (1)
 using PolyId = std::uint32_t;  // 0: the zero polynomial
 using CoefId = std::uint32_t;  // 0: zero, 1: one
 
-struct RationalHash {
-  std::size_t operator()(const Rational& r) const { return r.hash(); }
-};
-
+// Interns rationals (open addressing over ids, exact comparison of values):
+// every exponent term and key asks, and a node-based map cost a pointer
+// chase per probe.
 class CoefTable {
  public:
   CoefTable();
@@ -51,7 +50,8 @@ class CoefTable {
 
  private:
   std::vector<Rational> values_;
-  std::unordered_map<Rational, CoefId, RationalHash> ids_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<CoefId> table_;  // UINT32_MAX: empty
 };
 
 struct MonoEntry {

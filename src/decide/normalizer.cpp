@@ -17,13 +17,12 @@ bool Normalizer::atom_of(Expr e, std::uint32_t* atom) const {
 }
 
 std::uint32_t Normalizer::atom_for(std::vector<std::uint32_t>&& key) {
-  auto it = atoms_.find(key);
-  if (it != atoms_.end()) return it->second;
-  if (next_atom_ == UINT32_MAX) throw LimitHit{"more than 2^31 opaque atoms"};
-  std::uint32_t a = next_atom_++;
-  atoms_.emplace(std::move(key), a);
-  atom_info_.emplace_back();
-  return a;
+  const std::size_t known = atom_keys_.count();
+  const std::uint32_t k = atom_keys_.intern(key.data(), key.size());
+  // id 0 is the empty sequence, which no key is: key id k is atom number k - 1
+  if (k - 1 >= UINT32_MAX - Algebra::kSyntheticAtom) throw LimitHit{"more than 2^31 opaque atoms"};
+  if (k == known) atom_info_.emplace_back();  // a new key
+  return Algebra::kSyntheticAtom + (k - 1);
 }
 
 const std::vector<std::uint32_t>& Normalizer::operands(std::uint32_t atom) const {

@@ -14,14 +14,6 @@
 
 namespace tileverify::detail {
 
-struct VecHash {
-  std::size_t operator()(const std::vector<std::uint32_t>& v) const {
-    std::size_t h = v.size();
-    for (std::uint32_t x : v) h = combine64(h, x);
-    return std::size_t(finalize64(h));
-  }
-};
-
 // Opaque subterms (max, min, select, opaque functions, exponentials of
 // non-polynomials) become atoms keyed by the normal forms of their operands,
 // so that max(exp(x), y) and max(y, ex2(x * log2e)) are one atom. max/min
@@ -134,8 +126,9 @@ class Normalizer {
   };
   Results results_;
   std::uint32_t root_ = UINT32_MAX;
-  std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VecHash> atoms_;  // key -> atom
-  std::uint32_t next_atom_ = Algebra::kSyntheticAtom;
+  // key -> atom: keys are interned (exact sequence comparison), and the
+  // atom of key id k is Algebra::kSyntheticAtom + k (atoms are made in key order)
+  SeqInterner<std::uint32_t> atom_keys_;
   FlatMap64 atom_of_node_;  // plain mode: max/min/select node -> atom
   FlatMap64 key_cache_;     // plain mode: node -> nf_key
   // What plain mode learned about each synthetic atom, indexed by
