@@ -391,7 +391,17 @@ std::size_t Rational::hash() const {
   if (!big_) {
     return std::size_t(detail::combine64(std::uint64_t(num_) * 0x9E3779B97F4A7C15ull, std::uint64_t(den_)));
   }
-  return std::hash<std::string>()(big_->v.str());
+  // The limbs of the reduced numerator and denominator (a decimal string of
+  // each value was made before: products of float constants and powers of
+  // two past 64 bits are hashed when they are interned).
+  const mpq_srcptr q = big_->v.backend().data();
+  std::uint64_t h = 0x243F6A8885A308D3ull;
+  for (const mpz_srcptr z : {mpq_numref(q), mpq_denref(q)}) {
+    h = detail::combine64(h, std::uint64_t(std::int64_t(z->_mp_size)));
+    const int n = z->_mp_size < 0 ? -z->_mp_size : z->_mp_size;
+    for (int i = 0; i < n; ++i) h = detail::combine64(h, std::uint64_t(z->_mp_d[i]));
+  }
+  return std::size_t(detail::finalize64(h));
 }
 
 double Rational::to_double() const {

@@ -331,9 +331,22 @@ void Algebra::canon_cexp(Term& t) {
 
 // ---------------------------------------------------------------- terms
 
+// Products and quotients of two coefficients outside 64 bits (GMP rationals)
+// are remembered by their interned ids: nvcc's expf multiplies 2^-126 by
+// 2^126 in every exponential, and a GMP product allocates and reduces.
+Rational Algebra::coef_mul(const Rational& a, const Rational& b, bool divide) {
+  if (a.is_small() || b.is_small()) return divide ? a / b : a * b;
+  const std::uint64_t key = pair_key(coefs_.intern(a), coefs_.intern(b));
+  FlatMap64& memo = divide ? big_div_memo_ : big_mul_memo_;
+  if (const std::uint32_t* hit = memo.find(key)) return coefs_.get(*hit);
+  Rational r = divide ? a / b : a * b;
+  memo.insert(key, coefs_.intern(r));
+  return r;
+}
+
 Term Algebra::mul(const Term& a, const Term& b) {
   Term r;
-  r.coef = a.coef * b.coef;
+  r.coef = coef_mul(a.coef, b.coef, false);
   r.mono = mono_mul(a.mono, b.mono);
   r.exp = poly_add(a.exp, b.exp);
   r.cexp = poly_add(a.cexp, b.cexp);
@@ -343,7 +356,7 @@ Term Algebra::mul(const Term& a, const Term& b) {
 
 Term Algebra::div(const Term& a, const Term& b) {
   Term r;
-  r.coef = a.coef / b.coef;
+  r.coef = coef_mul(a.coef, b.coef, true);
   r.mono = mono_mul(a.mono, mono_inv(b.mono));
   r.exp = poly_add(a.exp, poly_neg(b.exp));
   r.cexp = poly_add(a.cexp, poly_neg(b.cexp));

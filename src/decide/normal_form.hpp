@@ -197,6 +197,7 @@ class Algebra {
  private:
   MonoId mono_mul(MonoId a, MonoId b);
   MonoId mono_inv(MonoId a);
+  Rational coef_mul(const Rational& a, const Rational& b, bool divide);  // a * b, or a / b
   PolyId poly_add(PolyId a, PolyId b);
   PolyId poly_neg(PolyId a);
   int mono_order(MonoId a, MonoId b) const;
@@ -228,6 +229,7 @@ class Algebra {
   FlatMap64 mono_mul_memo_;
   std::vector<MonoEntry> mono_scratch_;
   FlatMap64 mono_inv_memo_;
+  FlatMap64 big_mul_memo_, big_div_memo_;  // (coef, coef) -> coef, both outside 64 bits
   FlatMap64 poly_add_memo_;
   FlatMap64 poly_neg_memo_;
   // Denominator comparisons, remembered by identity (the dens are kept alive).

@@ -196,6 +196,36 @@ TEST_CASE("powers of two from constant exponents, asked again in one Decider") {
   }
 }
 
+// Products and quotients of two coefficients past 64 bits are remembered
+// per ordered pair inside a Decider (2^-100 * 2^-90, 2^-90 / 2^-100 and
+// 2^-100 / 2^-90 are three different results).
+TEST_CASE("coefficients past 64 bits multiply and divide exactly, asked again in one Decider") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
+  auto k = [&](const Rational& v) { return c.constant(v); };
+  Expr a = c.ex2(c.sub(x, k(100))), b = c.ex2(c.sub(y, k(90)));  // 2^-100 e^.., 2^-90 e^..
+  Decider dec(c);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    CHECK(dec.decide(c.mul(a, b), c.mul(k(Rational::pow2(-190)), c.ex2(c.add(x, y)))).proved());
+    CHECK_FALSE(dec.decide(c.mul(a, b), c.mul(k(Rational::pow2(-189)), c.ex2(c.add(x, y)))).proved());
+    CHECK(dec.decide(c.add(a, b), c.mul(k(Rational::pow2(-100)), c.add(c.ex2(x), c.mul(k(1024), c.ex2(y))))).proved());
+    CHECK(dec.decide(c.add(b, a), c.mul(k(Rational::pow2(-90)), c.add(c.ex2(y), c.mul(k(Rational(1, 1024)), c.ex2(x))))).proved());
+    CHECK_FALSE(dec.decide(c.add(a, b), c.mul(k(Rational::pow2(-100)), c.add(c.ex2(x), c.mul(k(512), c.ex2(y))))).proved());
+    CHECK(dec.decide(c.div(a, b), c.mul(k(Rational(1, 1024)), c.ex2(c.sub(x, y)))).proved());
+    CHECK(dec.decide(c.div(b, a), c.mul(k(1024), c.ex2(c.sub(y, x)))).proved());
+    // the larger addend is the base the other is rebased onto: both ways
+    Expr one_z = c.add(c.one(), c.symbol("z", 0));
+    // (right sides: small coefficients inside, one power of two outside)
+    CHECK(dec.decide(c.add(c.mul(a, one_z), b),
+                     c.mul(k(Rational::pow2(-100)), c.add(c.mul(c.ex2(x), one_z), c.mul(k(1024), c.ex2(y)))))
+              .proved());
+    CHECK(dec.decide(c.add(c.mul(b, one_z), a),
+                     c.mul(k(Rational::pow2(-100)), c.add(c.mul({k(1024), c.ex2(y), one_z}), c.ex2(x))))
+              .proved());
+  }
+}
+
 TEST_CASE("rational functions: equal denominators up to a factor are recognized") {
   ExprContext c;
   Expr x = c.symbol("x", 0), y = c.symbol("y", 0);

@@ -66,6 +66,13 @@ TEST_CASE("equal values hash equally") {
   CHECK(Rational(2, 4).hash() == Rational(1, 2).hash());
   Rational big = Rational::pow2(100);
   CHECK(big.hash() == (Rational::pow2(99) * Rational(2)).hash());
+  // past 64 bits, reached by different routes; signs and reciprocals differ
+  const Rational tiny = Rational::pow2(-126);
+  CHECK(tiny.hash() == (Rational(3) / (Rational::pow2(126) * Rational(3))).hash());
+  CHECK(tiny.hash() == Rational::parse("1/85070591730234615865843651857942052864").hash());
+  CHECK(tiny.hash() != (-tiny).hash());
+  CHECK(tiny.hash() != Rational::pow2(126).hash());
+  CHECK(tiny.hash() != Rational::pow2(-127).hash());
 }
 
 TEST_CASE("results are reduced to lowest terms on the 64-bit path and past it") {
