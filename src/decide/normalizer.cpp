@@ -120,6 +120,11 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     if (mine.use_count() == 1) return std::move(const_cast<NF&>(*mine));
     return *mine;
   };
+  // What take() does to an operand, for one read in place: dropped after its last use.
+  auto release = [&](std::size_t i) {
+    const std::uint32_t id = dep_ids[i];
+    if (!persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1) results_.drop(id);
+  };
   auto key_of = [&](std::size_t i, bool exponent) {
     // Operand forms of max/min/select/functions: remembered per node, since
     // a running max asks for the same operands again and again.
@@ -222,6 +227,21 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       return alg_.add_many(parts);
     }
     case Op::Mul: {
+      // Every factor one term without a denominator (a constant times a
+      // symbol, an atom, an exponential): the product is one term, made from
+      // the stored forms in place, as mul() would make it, without copying
+      // the forms of shared factors or gathering them in a vector.
+      bool all_single = true;
+      for (std::size_t i = 0; i < dep_ids.size() && all_single; ++i) {
+        const NF& f = **results_.get(dep_ids[i]);
+        all_single = f.num.single() && !f.den;
+      }
+      if (all_single) {
+        Term t = (*results_.get(dep_ids[0]))->num.scale;
+        for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*results_.get(dep_ids[i]))->num.scale);
+        for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
+        return alg_.nf_of(t);
+      }
       std::vector<NF> parts;
       parts.reserve(dep_ids.size());
       for (std::size_t i = 0; i < dep_ids.size(); ++i) parts.push_back(take(i));
