@@ -484,6 +484,32 @@ Sum Algebra::add_many(std::vector<Sum>& parts) {
   return acc;
 }
 
+// The sum add_many makes of one-term sums (nonzero terms): the first is the
+// scale, each other one is rebased onto it (div(t, scale) times the unit
+// term is that quotient itself), then sorted and combined.
+Sum Algebra::add_terms(const std::vector<const Term*>& ts) {
+  if (ts.empty()) return Sum{};
+  Sum acc = sum_of(*ts[0]);
+  std::vector<Term> rest;
+  rest.reserve(ts.size() - 1);
+  for (std::size_t i = 1; i < ts.size(); ++i) {
+    check_deadline();
+    Term ratio = div(*ts[i], acc.scale);
+    if (ratio.unit_key()) {
+      Term u;
+      u.coef = std::move(ratio.coef);
+      rest.push_back(std::move(u));
+    } else {
+      rest.push_back(std::move(ratio));
+    }
+  }
+  note_terms(acc.terms.size() + rest.size());
+  sort_combine(rest);
+  merge_into(acc.terms, rest);
+  absorb(acc);
+  return acc;
+}
+
 Sum Algebra::mul(Sum a, const Term& t) {
   if (a.zero() || t.coef.is_zero()) return Sum{};
   a.scale = mul(a.scale, t);

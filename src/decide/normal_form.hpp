@@ -153,6 +153,7 @@ class Algebra {
   Sum sum_of(const Term& t);
   Sum add(Sum a, Sum b);
   Sum add_many(std::vector<Sum>& parts);
+  Sum add_terms(const std::vector<const Term*>& ts);  // add_many of one-term sums of nonzero terms
   Sum mul(Sum a, Sum b);
   Sum mul(Sum a, const Term& t);
   Sum neg(Sum a);

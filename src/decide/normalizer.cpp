@@ -125,6 +125,14 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     const std::uint32_t id = dep_ids[i];
     if (!persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1) results_.drop(id);
   };
+  // Whether every operand's form is one term without a denominator.
+  auto all_single_terms = [&] {
+    for (std::uint32_t id : dep_ids) {
+      const NF& f = **results_.get(id);
+      if (!f.num.single() || f.den) return false;
+    }
+    return true;
+  };
   auto key_of = [&](std::size_t i, bool exponent) {
     // Operand forms of max/min/select/functions: remembered per node, since
     // a running max asks for the same operands again and again.
@@ -221,6 +229,17 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       return alg_.nf_of(alg_.atom_term(atom));
     }
     case Op::Add: {
+      // Every addend one term without a denominator: the sum is built from
+      // the stored terms in place (no copies of shared addends' forms).
+      if (all_single_terms()) {
+        std::vector<const Term*> terms;
+        terms.reserve(dep_ids.size());
+        for (std::uint32_t id : dep_ids) terms.push_back(&(*results_.get(id))->num.scale);
+        NF r;
+        r.num = alg_.add_terms(terms);
+        for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
+        return r;
+      }
       std::vector<NF> parts;
       parts.reserve(dep_ids.size());
       for (std::size_t i = 0; i < dep_ids.size(); ++i) parts.push_back(take(i));
@@ -231,12 +250,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       // symbol, an atom, an exponential): the product is one term, made from
       // the stored forms in place, as mul() would make it, without copying
       // the forms of shared factors or gathering them in a vector.
-      bool all_single = true;
-      for (std::size_t i = 0; i < dep_ids.size() && all_single; ++i) {
-        const NF& f = **results_.get(dep_ids[i]);
-        all_single = f.num.single() && !f.den;
-      }
-      if (all_single) {
+      if (all_single_terms()) {
         Term t = (*results_.get(dep_ids[0]))->num.scale;
         for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*results_.get(dep_ids[i]))->num.scale);
         for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
