@@ -772,6 +772,7 @@ std::vector<Expr> ExprContext::import(const ExprContext& other) {
 
 void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map) {
   if (map.size() < other.size()) map.resize(other.size());
+  if (roots.empty()) return;  // (and no table of other's size to make)
   // The nodes to copy: below the roots, not copied before.
   std::vector<std::uint32_t> todo, stack;
   std::vector<char> seen(other.size(), 0);
