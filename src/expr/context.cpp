@@ -41,20 +41,27 @@ struct ExprContext::Memo {
   // The last result of add/mul on each (a, b), direct-mapped: the threads of
   // a CTA recomputing the same running max and sum repeat the same
   // operations, which then skip canonicalization and the node table.
+  //
+  // It starts small and grows with the context: a context is made per
+  // check, and 64 KB filled (then given back to the OS, and faulted in again
+  // by the next check) was a sixth of checking the smallest kernel pair.
   struct Recent {
     std::uint32_t a = UINT32_MAX, b = UINT32_MAX, r = 0;
     Op op = Op::Const;
   };
-  static constexpr std::size_t kRecent = 1 << 12;
-  std::vector<Recent> recent = std::vector<Recent>(kRecent);
-  // compute() unless op(a, b) is the recent entry of its slot.
+  static constexpr std::size_t kRecentMin = 1 << 8, kRecent = 1 << 12;
+  std::vector<Recent> recent = std::vector<Recent>(kRecentMin);
+  // compute() unless op(a, b) is the recent entry of its slot. nodes: the
+  // context's size.
   template <class F>
-  Expr cached(Op op, Expr a, Expr b, F compute) {
+  Expr cached(Op op, Expr a, Expr b, std::size_t nodes, F compute) {
+    if (recent.size() < kRecent && nodes > 16 * recent.size()) recent.assign(recent.size() * 4, Recent{});
     const std::uint64_t k = detail::finalize64((std::uint64_t(a.id) << 32 | b.id) * 4 + std::uint64_t(op));
-    Recent& seen = recent[k & (kRecent - 1)];
+    const Recent& seen = recent[k & (recent.size() - 1)];
     if (seen.a == a.id && seen.b == b.id && seen.op == op) return Expr{seen.r};
     const Expr r = compute();
-    seen = Recent{a.id, b.id, r.id, op};  // recent is never resized: the reference is still good
+    // Indexed again: compute() may have grown the table.
+    recent[k & (recent.size() - 1)] = Recent{a.id, b.id, r.id, op};
     return r;
   }
   detail::FlatMap64 table[4];
@@ -72,8 +79,8 @@ ExprContext::ExprContext(ExprContext&&) noexcept = default;
 ExprContext& ExprContext::operator=(ExprContext&&) noexcept = default;
 
 ExprContext::ExprContext() : memo_(new Memo) {
-  table_.assign(1024, kEmptySlot);
-  anchored_.assign(std::size_t(64) * kWindowSlots, kEmptySlot);
+  table_.assign(1024, kEmptySlot);  // small (see Memo::recent); both grow
+  anchored_.assign(std::size_t(32) * kWindowSlots, kEmptySlot);
   neg_inf_ = intern(Op::NegInf, 0, nullptr, 0, 0, 0);
   pos_inf_ = intern(Op::PosInf, 0, nullptr, 0, 0, 0);
   zero_ = constant(Rational(0));
@@ -535,7 +542,7 @@ Expr ExprContext::insert_operand(Op kind, Expr x, Expr g) {
 
 Expr ExprContext::add(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);  // commutative: one memo entry
-  return memo_->cached(Op::Add, a, b, [&] { return add_uncached(a, b); });
+  return memo_->cached(Op::Add, a, b, nodes_.size(), [&] { return add_uncached(a, b); });
 }
 
 Expr ExprContext::add_uncached(Expr a, Expr b) {
@@ -558,7 +565,7 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
 
 Expr ExprContext::mul(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);
-  return memo_->cached(Op::Mul, a, b, [&] { return mul_uncached(a, b); });
+  return memo_->cached(Op::Mul, a, b, nodes_.size(), [&] { return mul_uncached(a, b); });
 }
 
 Expr ExprContext::mul_uncached(Expr a, Expr b) {
