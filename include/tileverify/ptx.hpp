@@ -16,8 +16,10 @@
 #include "tileverify/program.hpp"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tileverify::ptx {
@@ -28,22 +30,48 @@ struct Error {
   std::string text() const { return loc.with_source() + ": error: " + message; }
 };
 
+// Names and opcodes in a parsed Kernel's instructions are views, and its
+// instructions' operand lists are spans: both point into memory the Kernel
+// holds (Kernel::storage: the PTX text and every operand of the file), which
+// its copies share. A parse made a string and a heap array for nearly every
+// instruction before, most of the time it took. So an Instruction, Operand
+// or Statement is valid as long as a Kernel it came from (or a copy) lives.
+
 // One operand as written.
 struct Operand {
   enum class Kind { Name, Int, F32Bits, F64Bits, Address, Vector, Sink };
   Kind kind = Kind::Name;
-  std::string name;                // Name, Address base (empty: absolute address)
+  std::string_view name;           // Name, Address base (empty: absolute address)
   std::int64_t value = 0;          // Int, float bits, Address offset
   std::vector<Operand> elements;   // Vector; Address: TMA coordinates ([map, {x, y}])
-  std::string pred_out;            // "d|p": the predicate half
+  std::string_view pred_out;       // "d|p": the predicate half
   SourceLoc loc;
 };
 
+// The operands of one instruction, in order (a span of Kernel::storage).
+class OperandList {
+ public:
+  OperandList() noexcept = default;
+  OperandList(const Operand* data, std::size_t size) noexcept : data_(data), size_(size) {}
+  const Operand* begin() const noexcept { return data_; }
+  const Operand* end() const noexcept { return data_ + size_; }
+  const Operand* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const Operand& operator[](std::size_t i) const noexcept { return data_[i]; }
+  const Operand& front() const noexcept { return data_[0]; }
+  const Operand& back() const noexcept { return data_[size_ - 1]; }
+
+ private:
+  const Operand* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 struct Instruction {
-  std::string guard;  // predicate register, or empty
+  std::string_view guard;  // predicate register, or empty
   bool guard_negated = false;
-  std::string opcode;  // full dotted opcode, e.g. "ld.global.nc.v4.f32"
-  std::vector<Operand> operands;
+  std::string_view opcode;  // full dotted opcode, e.g. "ld.global.nc.v4.f32"
+  OperandList operands;
   SourceLoc loc;  // loc.source: from the .loc in force, resolved through Module::files
   // The last `.loc FILE LINE COLUMN` before the instruction; file -1: none.
   int debug_file = -1;
@@ -54,7 +82,7 @@ struct Statement {
   enum class Kind { Instruction, Label };
   Kind kind = Kind::Instruction;
   Instruction instr;
-  std::string label;
+  std::string_view label;
   SourceLoc loc;
 };
 
@@ -87,6 +115,9 @@ struct Param {
   SourceLoc loc;
 };
 
+// What the views and spans of a parsed Kernel point into (defined by the parser).
+struct ModuleStorage;
+
 struct Kernel {
   std::string name;
   bool is_entry = true;  // .entry (false: .func)
@@ -96,6 +127,9 @@ struct Kernel {
   std::vector<VarDecl> vars;   // declared in the body
   std::vector<Statement> body;
   SourceLoc loc;
+  // Keeps the text and operands that body refers to; shared by every Kernel
+  // of one parse and by their copies.
+  std::shared_ptr<const ModuleStorage> storage;
 };
 
 struct Module {
@@ -105,7 +139,7 @@ struct Module {
   std::vector<VarDecl> globals;  // module-level .shared/.global/.const
   std::vector<Kernel> kernels;
   std::map<int, std::string> files;  // `.file N "path"` debug directives
-  const Kernel* find(const std::string& name) const;
+  const Kernel* find(std::string_view name) const;
 };
 
 struct ParseResult {

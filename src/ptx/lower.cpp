@@ -25,6 +25,9 @@ struct Failure {
 
 [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg}}; }
 
+// A name or opcode of the Module (a view) as a string, for messages and keys.
+std::string str(std::string_view s) { return std::string(s); }
+
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // w == lit, with the literal's length known at compile time, so that the
@@ -398,7 +401,9 @@ struct Frame {
   // .param names visible here -> the argument slot they denote. The slots of
   // one call are shared by the caller (its st.param / ld.param on the call's
   // .param variables) and the callee (on its parameters and return values).
-  std::map<std::string, std::string> params;
+  std::map<std::string, std::string, std::less<>> params;
+  // The slot of a .param name known to be visible here (params.count(name)).
+  const std::string& param(std::string_view name) const { return params.find(name)->second; }
   std::vector<std::pair<std::uint32_t, const ptx::Operand*>> branches;  // bra to patch: (instruction, label)
   std::vector<std::uint32_t> returns;  // an inlined ret: a bra to the end of the instance
 };
@@ -477,7 +482,7 @@ class Lowering {
     }
     for (auto [pc, label] : f.branches) {
       const std::uint32_t* target = f.labels.find(label->name);
-      if (!target) fail(label->loc, "unknown label '" + label->name + "'");
+      if (!target) fail(label->loc, "unknown label '" + str(label->name) + "'");
       p_.code[pc].target = *target;
     }
     f_ = outer;
@@ -595,7 +600,7 @@ class Lowering {
 
   std::uint32_t reg_of(const ptx::Operand& o) {
     const std::uint32_t* r = f_->regs.find(o.name);
-    if (!r) fail(o.loc, "'" + o.name + "' is not a declared register");
+    if (!r) fail(o.loc, "'" + str(o.name) + "' is not a declared register");
     return *r;
   }
 
@@ -610,7 +615,7 @@ class Lowering {
     } else if (auto it = params_.find(o.name); f_->entry && it != params_.end()) {
       *out = tileverify::Operand::param(it->second, offset);
     } else if (f_->params.count(o.name)) {
-      fail(o.loc, "the address of the .param variable '" + o.name + "' is taken; only ld.param / st.param on it are supported");
+      fail(o.loc, "the address of the .param variable '" + str(o.name) + "' is taken; only ld.param / st.param on it are supported");
     } else {
       return false;
     }
@@ -644,7 +649,7 @@ class Lowering {
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
-        fail(o.loc, "'" + o.name + "' is not a declared register, variable or parameter");
+        fail(o.loc, "'" + str(o.name) + "' is not a declared register, variable or parameter");
       }
       case ptx::Operand::Kind::Int: return tileverify::Operand::integer(o.value);
       case ptx::Operand::Kind::F32Bits: {
@@ -672,7 +677,7 @@ class Lowering {
     if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r, o.value);
     tileverify::Operand mem;
     if (named_memory(o, o.value, &mem)) return mem;
-    fail(o.loc, "'" + o.name + "' in an address is not a declared register, variable or parameter");
+    fail(o.loc, "'" + str(o.name) + "' in an address is not a declared register, variable or parameter");
   }
 
   // d = the destination registers of o, written into d itself: a returned
@@ -689,7 +694,7 @@ class Lowering {
 
   void need(const Instruction& in, std::size_t n) {
     if (in.operands.size() != n)
-      fail(in.loc, "'" + in.opcode + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
+      fail(in.loc, "'" + str(in.opcode) + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
   }
 
   // nvcc's expf (without fast math) builds 2^n from the float bits of a
@@ -724,7 +729,7 @@ class Lowering {
     def.reserve(code.size());
     for (std::size_t i = 0; i < code.size(); ++i)
       if (!code[i]->operands.empty() && code[i]->operands[0].kind == ptx::Operand::Kind::Name) {
-        const std::string& name = code[i]->operands[0].name;
+        const std::string_view name = code[i]->operands[0].name;
         const std::uint32_t* at = names.find(name);
         if (!at) {
           names.set(name, std::uint32_t(def.size()));
@@ -734,7 +739,7 @@ class Lowering {
         def[*at].first = i;
         ++def[*at].second;
       }
-    auto defined_by = [&](const std::string& reg, const char* opcode_prefix) -> const Instruction* {
+    auto defined_by = [&](std::string_view reg, const char* opcode_prefix) -> const Instruction* {
       const std::uint32_t* at = names.find(reg);
       if (!at || def[*at].second != 1) return nullptr;
       const Instruction* d = code[def[*at].first];
@@ -914,7 +919,7 @@ class Lowering {
     return std::size_t(h ^ (h >> 29) ^ (h >> 47));
   }
 
-  const DecodedOpcode& decode(const std::string& op) {
+  const DecodedOpcode& decode(std::string_view op) {
     std::uint64_t head, tail;
     opcode_key(op, &head, &tail);
     const std::size_t n = op.size();
@@ -969,7 +974,7 @@ class Lowering {
     }
     if (!pin.guard.empty()) {
       const std::uint32_t* g = f_->regs.find(pin.guard);
-      if (!g) fail(pin.loc, "'" + pin.guard + "' is not a declared register");
+      if (!g) fail(pin.loc, "'" + str(pin.guard) + "' is not a declared register");
       in.guard = std::int32_t(*g);
       in.guard_negated = pin.guard_negated;
     }
@@ -986,7 +991,7 @@ class Lowering {
       set_dsts(in.dst, ops[0]);
       in.src.reserve(nsrc);
       for (std::size_t i = 1; i <= nsrc; ++i) in.src.push_back(value(ops[i]));
-      if (!ops[0].pred_out.empty()) fail(ops[0].loc, "a predicate output '|p' is not supported on '" + pin.opcode + "'");
+      if (!ops[0].pred_out.empty()) fail(ops[0].loc, "a predicate output '|p' is not supported on '" + str(pin.opcode) + "'");
     };
 
     const BaseInfo info = decoded.info;
@@ -1020,7 +1025,7 @@ class Lowering {
         simple(Opcode::Setp, 2);
         bool found = false;
         for (std::size_t i = 1; i < parts.size() && !found; ++i) found = cmp_of(parts[i], &in.cmp);
-        if (!found) fail(pin.loc, "unsupported comparison in '" + pin.opcode + "'");
+        if (!found) fail(pin.loc, "unsupported comparison in '" + str(pin.opcode) + "'");
         if (!ops[0].pred_out.empty()) fail(ops[0].loc, "setp with two predicate outputs is not supported");
         break;
       }
@@ -1029,7 +1034,7 @@ class Lowering {
           // cvt.rn{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b: d packs cvt(a) in its
           // high half and cvt(b) in its low half (a Pair: f low, g high).
           if (ops.size() != 3 || ntypes != 2 || second_type != DType::F32 || has("rs"))
-            fail(pin.loc, "'" + pin.opcode + "' is not supported: of the packed conversions only cvt.{rn,rz,rm,rp}" +
+            fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: of the packed conversions only cvt.{rn,rz,rm,rp}" +
                               "{.relu}{.satfinite}.{f16,bf16}x2.f32 d, a, b are");
           simple(Opcode::Cvt, 2);
           in.type = DType::B32;
@@ -1089,7 +1094,7 @@ class Lowering {
       case Base::Atom:
       case Base::Red: atomic(pin, in, parts); break;
       case Base::Cp:
-        if (!(parts.size() > 1 && is_word(parts[1], "async"))) fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+        if (!(parts.size() > 1 && is_word(parts[1], "async"))) fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
         cp_async(pin, in, parts);
         break;
       case Base::Wmma: wmma(pin, in, parts); break;
@@ -1107,14 +1112,14 @@ class Lowering {
             in.src.push_back(tileverify::Operand::integer(o.value));
           }
         } else {
-          fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+          fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
         }
         break;
       case Base::Shfl:
         need(pin, 5);
         in.op = Opcode::Shfl;
         in.mode = std::uint8_t(has("up") ? ShflMode::Up : has("down") ? ShflMode::Down : has("bfly") ? ShflMode::Bfly : ShflMode::Idx);
-        if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + pin.opcode + "'");
+        if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + str(pin.opcode) + "'");
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), value(ops[2]), value(ops[3]), mask(ops[4])};
         break;
@@ -1136,7 +1141,7 @@ class Lowering {
         else if (has("and")) in.mode = std::uint8_t(AtomOp::And);
         else if (has("or")) in.mode = std::uint8_t(AtomOp::Or);
         else if (has("xor")) in.mode = std::uint8_t(AtomOp::Xor);
-        else fail(pin.loc, "unknown redux operation in '" + pin.opcode + "'");
+        else fail(pin.loc, "unknown redux operation in '" + str(pin.opcode) + "'");
         if (dtype_is_float(in.type)) fail(pin.loc, "redux.sync on floats (sm_100a) is not supported");
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), mask(ops[2])};
@@ -1146,7 +1151,7 @@ class Lowering {
         in.op = Opcode::Mma;
         if (!has("row") || !has("col")) fail(pin.loc, "only mma.sync .row.col layouts are supported");
         in.mode = std::uint8_t(has("m16n8k16") ? MmaShape::M16N8K16 : MmaShape::M16N8K8);
-        if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + pin.opcode + "'");
+        if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + str(pin.opcode) + "'");
         in.type = DType::F32;
         in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
         set_dsts(in.dst, ops[0]);
@@ -1163,7 +1168,7 @@ class Lowering {
         set_dsts(in.dst, ops[0]);
         in.src = {address(ops[1])};
         break;
-      case Base::Other: fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+      case Base::Other: fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }
   }
 
@@ -1218,7 +1223,7 @@ class Lowering {
     const auto& ops = pin.operands;
     const ptx::Operand& addr = ops[load ? 1 : 0];
     const ptx::Operand& data = ops[load ? 0 : 1];
-    const std::string& id = f_->params.at(addr.name);
+    const std::string& id = f_->param(addr.name);
     const bool vector = data.kind == ptx::Operand::Kind::Vector;
     const ptx::Operand* elems = vector ? data.elements.data() : &data;
     const std::size_t nelems = vector ? data.elements.size() : 1;
@@ -1249,29 +1254,29 @@ class Lowering {
     const ptx::Operand* args = nullptr;
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) rets = &ops[i++];
     if (i >= ops.size() || ops[i].kind != ptx::Operand::Kind::Name)
-      fail(pin.loc, "'" + pin.opcode + "' needs the name of the function it calls");
+      fail(pin.loc, "'" + str(pin.opcode) + "' needs the name of the function it calls");
     const ptx::Operand& fname = ops[i++];
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) args = &ops[i++];
     if (i < ops.size() || f_->regs.find(fname.name))
-      fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + pin.opcode + "'");
+      fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + str(pin.opcode) + "'");
     const Kernel* callee = m_.find(fname.name);
     if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
     if (!callee)
-      fail(fname.loc, "call to '" + fname.name +
+      fail(fname.loc, "call to '" + str(fname.name) +
                           "', whose body is not in this file (external functions such as printf are not supported)");
-    if (callee->is_entry) fail(fname.loc, "call to '" + fname.name + "', which is a kernel (.entry), not a .func");
+    if (callee->is_entry) fail(fname.loc, "call to '" + str(fname.name) + "', which is a kernel (.entry), not a .func");
     if (std::find(call_stack_.begin(), call_stack_.end(), fname.name) != call_stack_.end() || fname.name == k_.name)
-      fail(pin.loc, "recursive call to '" + fname.name + "': calls are inlined, and recursion cannot be");
+      fail(pin.loc, "recursive call to '" + str(fname.name) + "': calls are inlined, and recursion cannot be");
     std::size_t nargs = args ? args->elements.size() : 0, nrets = rets ? rets->elements.size() : 0;
     if (nargs != callee->params.size() || nrets != callee->returns.size())
-      fail(pin.loc, "call to '" + fname.name + "' with " + std::to_string(nargs) + " arguments and " +
+      fail(pin.loc, "call to '" + str(fname.name) + "' with " + std::to_string(nargs) + " arguments and " +
                         std::to_string(nrets) + " return values; it takes " + std::to_string(callee->params.size()) +
                         " and " + std::to_string(callee->returns.size()));
 
     Frame f;
     f.fn = callee;
     f.entry = false;
-    f.prefix = fname.name + "#" + std::to_string(++instances_) + ":";
+    f.prefix = str(fname.name) + "#" + std::to_string(++instances_) + ":";
     // A predicated call: skip the whole body when the guard is off.
     std::int64_t skip = -1;
     if (in.guard >= 0) {
@@ -1290,7 +1295,7 @@ class Lowering {
         fail(formal.loc, "unknown parameter type '" + formal.type + "'");
       }
       if (actual.kind == ptx::Operand::Kind::Name && f_->params.count(actual.name)) {
-        f.params[formal.name] = f_->params.at(actual.name);
+        f.params[formal.name] = f_->param(actual.name);
         return;
       }
       if (formal.type == ".struct") fail(actual.loc, "a by-value struct argument must be a .param variable");
@@ -1342,7 +1347,7 @@ class Lowering {
     for (std::size_t a = 0; args && a < args->elements.size() && a < 4; ++a) {
       const ptx::Operand& x = args->elements[a];
       if (x.kind == ptx::Operand::Kind::Name && f_->params.count(x.name)) {
-        auto it = slots_.find(f_->params.at(x.name) + "+0");  // what st.param put in the slot
+        auto it = slots_.find(f_->param(x.name) + "+0");  // what st.param put in the slot
         in.src.push_back(it == slots_.end() ? tileverify::Operand{} : tileverify::Operand::reg(it->second));
       } else {
         in.src.push_back(value(x));
@@ -1364,22 +1369,22 @@ class Lowering {
     bool found = false;
     for (std::size_t i = 1; i < parts.size(); ++i) {
       if (unsupported.count(parts[i]))
-        fail(pin.loc, "'" + pin.opcode + "' is not supported: of the atomics only add, min, max, and, or and xor " +
+        fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: of the atomics only add, min, max, and, or and xor " +
                           "(which commute, so that their result does not depend on the schedule) are");
       if (auto it = ops_by_name.find(parts[i]); it != ops_by_name.end()) {
         in.mode = std::uint8_t(it->second);
         found = true;
       }
     }
-    if (!found) fail(pin.loc, "'" + pin.opcode + "': unknown atomic operation");
+    if (!found) fail(pin.loc, "'" + str(pin.opcode) + "': unknown atomic operation");
     for (std::size_t i = 1; i < parts.size(); ++i)
       if (parts[i] == "f16x2" || parts[i] == "bf16x2" || parts[i] == "v2" || parts[i] == "v4" || parts[i] == "v8" ||
           starts_with(parts[i], "L2::"))
-        fail(pin.loc, "'" + pin.opcode + "' is not supported (packed, vector and cache-hint atomics are not)");
+        fail(pin.loc, "'" + str(pin.opcode) + "' is not supported (packed, vector and cache-hint atomics are not)");
     in.op = Opcode::Atom;
     in.space = space_of(parts);
     if (in.space == Space::Const || in.space == Space::Param || in.space == Space::Local)
-      fail(pin.loc, "'" + pin.opcode + "': atomics on this state space are not supported");
+      fail(pin.loc, "'" + str(pin.opcode) + "': atomics on this state space are not supported");
     bool red = parts[0] == "red" || (ops.size() == 3 && ops[0].kind == ptx::Operand::Kind::Sink);
     need(pin, parts[0] == "red" ? 2 : 3);
     std::size_t a = parts[0] == "red" ? 0 : 1;
@@ -1392,9 +1397,9 @@ class Lowering {
     const auto& ops = pin.operands;
     const std::string_view what = parts.size() > 2 ? parts[2] : "";
     if (what == "bulk" || has_part(parts, "bulk"))
-      fail(pin.loc, "'" + pin.opcode + "' is not supported: bulk asynchronous copies (cp.async.bulk, TMA) are not modelled");
+      fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: bulk asynchronous copies (cp.async.bulk, TMA) are not modelled");
     if (what == "mbarrier")
-      fail(pin.loc, "'" + pin.opcode + "' is not supported: mbarrier-based completion of cp.async is not modelled");
+      fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: mbarrier-based completion of cp.async is not modelled");
     if (what == "commit_group") {
       need(pin, 0);
       in.op = Opcode::CpAsyncCommit;
@@ -1410,9 +1415,9 @@ class Lowering {
       in.mode = 1;
     } else if (what == "ca" || what == "cg") {
       if (has_part(parts, "L2::cache_hint"))
-        fail(pin.loc, "'" + pin.opcode + "': the cache-policy operand of cp.async is not supported");
+        fail(pin.loc, "'" + str(pin.opcode) + "': the cache-policy operand of cp.async is not supported");
       if (ops.size() != 3 && ops.size() != 4)
-        fail(pin.loc, "'" + pin.opcode + "' takes a destination, a source, a copy size and an optional source size");
+        fail(pin.loc, "'" + str(pin.opcode) + "' takes a destination, a source, a copy size and an optional source size");
       if (ops[2].kind != ptx::Operand::Kind::Int || (ops[2].value != 4 && ops[2].value != 8 && ops[2].value != 16) ||
           (what == "cg" && ops[2].value != 16))
         fail(ops[2].loc, "the size of a cp.async must be 4, 8 or 16 bytes (16 for .cg)");
@@ -1421,7 +1426,7 @@ class Lowering {
       in.src = {address(ops[0]), address(ops[1]), tileverify::Operand::integer(ops[2].value)};
       if (ops.size() == 4) in.src.push_back(value(ops[3]));
     } else {
-      fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+      fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }
   }
 
@@ -1442,9 +1447,9 @@ class Lowering {
         in.shape = std::uint8_t(it->second);
         shaped = true;
       }
-    if (!shaped) fail(pin.loc, "'" + pin.opcode + "': only the m16n16k16, m32n8k16, m8n32k16 and m16n16k8 wmma shapes are supported");
+    if (!shaped) fail(pin.loc, "'" + str(pin.opcode) + "': only the m16n16k16, m32n8k16, m8n32k16 and m16n16k8 wmma shapes are supported");
     for (const char* t : {"s8", "u8", "s4", "u4", "b1", "f64", "s32"})
-      if (has_part(parts, t)) fail(pin.loc, "'" + pin.opcode + "': integer, sub-byte and f64 wmma are not supported");
+      if (has_part(parts, t)) fail(pin.loc, "'" + str(pin.opcode) + "': integer, sub-byte and f64 wmma are not supported");
     // The element type: the last type part (for loads and stores, the memory's).
     DType type = DType::F32;
     for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -1462,9 +1467,9 @@ class Lowering {
     if (op == "load" || op == "store") {
       const std::string_view m = parts.size() > 2 ? parts[2] : "";
       if (!((op == "load" && (m == "a" || m == "b" || m == "c")) || (op == "store" && m == "d")))
-        fail(pin.loc, "'" + pin.opcode + "': unknown wmma matrix");
-      if (!has_part(parts, "row") && !has_part(parts, "col")) fail(pin.loc, "'" + pin.opcode + "' needs .row or .col");
-      if (ops.size() != 2 && ops.size() != 3) fail(pin.loc, "'" + pin.opcode + "' takes a fragment, an address and an optional stride");
+        fail(pin.loc, "'" + str(pin.opcode) + "': unknown wmma matrix");
+      if (!has_part(parts, "row") && !has_part(parts, "col")) fail(pin.loc, "'" + str(pin.opcode) + "' needs .row or .col");
+      if (ops.size() != 2 && ops.size() != 3) fail(pin.loc, "'" + str(pin.opcode) + "' takes a fragment, an address and an optional stride");
       in.op = op == "load" ? Opcode::WmmaLoad : Opcode::WmmaStore;
       in.mode = std::uint8_t(m == "a" ? WmmaMatrix::A : m == "b" ? WmmaMatrix::B : WmmaMatrix::C);
       in.trans = has_part(parts, "col");
@@ -1479,7 +1484,7 @@ class Lowering {
       }
       return;
     }
-    if (op != "mma") fail(pin.loc, "unsupported instruction '" + pin.opcode + "'");
+    if (op != "mma") fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     need(pin, 4);
     in.op = Opcode::WmmaMma;
     in.src_type = has_part(parts, "tf32") ? DType::F32 : has_part(parts, "bf16") ? DType::BF16 : DType::F16;
@@ -1505,7 +1510,7 @@ class Lowering {
     if (!covers(na, per_ab, m * k) || !covers(nb, per_ab, k * n) || nc == 0 || nd == 0 ||
         (m * n) % (32 * int(nc)) != 0 || (m * n) % (32 * int(nd)) != 0 || m * n / (32 * int(nc)) > 2 ||
         m * n / (32 * int(nd)) > 2)
-      fail(pin.loc, "'" + pin.opcode + "': fragments of " + std::to_string(na) + ", " + std::to_string(nb) + ", " +
+      fail(pin.loc, "'" + str(pin.opcode) + "': fragments of " + std::to_string(na) + ", " + std::to_string(nb) + ", " +
                         std::to_string(nc) + " and " + std::to_string(nd) + " registers do not fit the shape");
   }
 
@@ -1520,11 +1525,12 @@ class Lowering {
   std::uint64_t dyn_;
   Program p_;
   Frame* f_ = nullptr;  // the body being lowered
-  std::map<std::string, std::uint32_t> vars_, params_;  // module variables; kernel parameters
-  std::map<std::string, const VarDecl*> module_data_;     // .global / .const data, by name
+  // std::less<>: looked up by the Module's names, which are views.
+  std::map<std::string, std::uint32_t, std::less<>> vars_, params_;  // module variables; kernel parameters
+  std::map<std::string, const VarDecl*, std::less<>> module_data_;     // .global / .const data, by name
   std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
-  std::vector<std::string> call_stack_;                   // functions being inlined, outermost first
+  std::vector<std::string_view> call_stack_;              // functions being inlined, outermost first
   SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   // The expf idiom, by function body (found once, however often inlined):
@@ -1536,7 +1542,7 @@ class Lowering {
   // that find them.
   std::vector<std::unique_ptr<DecodedOpcode>> decoded_;
   std::vector<OpcodeSlot> decoded_slots_;
-  std::vector<std::string> idiom_regs_;  // the fma.rm register of each rewritten shl
+  std::vector<std::string_view> idiom_regs_;  // the fma.rm register of each rewritten shl (a name in the Module)
 };
 
 }  // namespace

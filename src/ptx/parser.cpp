@@ -6,13 +6,17 @@
 // SourceLoc), and a SourceLoc is built only where the Module keeps one or an
 // error reports one. The Module's SourceLocs all share one interned file
 // name (SharedString::interned): copying it costs neither an allocation nor
-// an atomic count.
+// an atomic count. The Module keeps the text itself (ModuleStorage), so that
+// its names and opcodes are views too, and all the operands of the file in
+// one array, so that an instruction's operands are a span of it: a string
+// and an array per instruction were most of the allocations of a parse.
 #include "tileverify/ptx.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string_view>
 
@@ -22,7 +26,18 @@
 
 namespace tileverify::ptx {
 
-const Kernel* Module::find(const std::string& name) const {
+// The memory a parsed Kernel's views and spans point into. Kernels share it
+// (through Kernel::storage) and never change it once the parse is done.
+struct ModuleStorage {
+  std::string text;  // the PTX text; text[text.size()] is the '\0' the lexer needs
+  // The operands of every instruction of the file, in order: an
+  // Instruction's OperandList is a span of it. The parser reserves room for
+  // all of them up front (see Lexed::separators), so it never reallocates.
+  std::vector<Operand> operands;
+  std::deque<std::string> names;  // names not in the text as written ("! %p" -> "!%p"); a deque never moves them
+};
+
+const Kernel* Module::find(std::string_view name) const {
   for (const Kernel& k : kernels)
     if (k.name == name) return &k;
   return nullptr;
@@ -61,11 +76,6 @@ struct Fresh {
     return t;
   }
 };
-
-// s = v for an s known to be empty (a member of a just-made Operand or
-// Statement): append does less than assign, which handles any old contents
-// and overlaps.
-inline void append(std::string& s, std::string_view v) { s.append(v.data(), v.size()); }
 
 // Character classes, as <cctype> gives them in the "C" locale (the lexer used
 // isalpha / isdigit / isspace), without a locale lookup per character.
@@ -181,6 +191,11 @@ struct Lexed {
   std::unique_ptr<Token[]> tokens;
   std::size_t size = 0, capacity = 0;
   std::vector<std::pair<std::size_t, std::size_t>> brace_counts;  // (index of an outermost '{', count), in order
+  // ',' and ';' tokens in the whole text. Every operand of an instruction is
+  // followed by its own ',' or by the instruction's ';' (nested ones go to
+  // Operand::elements), so the file has at most separators + 1 of them: the
+  // + 1 for an instruction cut off by the end of the file.
+  std::size_t separators = 0;
   // Room for at least n tokens, keeping the first `size`.
   void grow(std::size_t n) {
     if (n <= capacity) return;
@@ -208,6 +223,7 @@ void lex(const char* const s, const std::size_t n, const std::string& file, Lexe
   std::size_t line_start = 0;  // the column of s[i] is i - line_start + 1
   int depth = 0;               // of { } nesting, for brace_counts
   std::size_t count = 0;       // ';' and ':' since the outermost '{'
+  std::size_t separators = 0;  // ',' and ';'
   auto column = [&](std::size_t at) { return std::uint32_t(at - line_start + 1); };
   for (;;) {
     // Spaces and comments.
@@ -252,6 +268,7 @@ void lex(const char* const s, const std::size_t n, const std::string& file, Lexe
       t->kind = Token::Kind::End;
       t->punct = 0;
       out.size = std::size_t(t - tokens) + 1;
+      out.separators = separators;
       if (depth > 0) out.brace_counts.back().second = count;  // an unclosed body: up to the end
       return;
     }
@@ -280,6 +297,9 @@ void lex(const char* const s, const std::size_t n, const std::string& file, Lexe
       punct = c;
       if (c == ';' || c == ':') {
         ++count;
+        separators += c == ';';
+      } else if (c == ',') {
+        ++separators;
       } else if (c == '{') {
         if (depth++ == 0) {
           out.brace_counts.emplace_back(std::size_t(t - tokens), 0);
@@ -311,9 +331,15 @@ void lex(const char* const s, const std::size_t n, const std::string& file, Lexe
 
 class Parser {
  public:
-  Parser(const Lexed& lexed, const std::string& file)
-      : t_(lexed.tokens.get()), nt_(lexed.size), brace_counts_(lexed.brace_counts), file_(SharedString::interned(file)) {
+  Parser(const Lexed& lexed, const std::string& file, std::shared_ptr<ModuleStorage> storage)
+      : t_(lexed.tokens.get()),
+        nt_(lexed.size),
+        brace_counts_(lexed.brace_counts),
+        file_(SharedString::interned(file)),
+        storage_(std::move(storage)),
+        operands_(storage_->operands) {
     m_.file = file;
+    operands_.reserve(lexed.separators + 1);
   }
 
   Module run() {
@@ -613,7 +639,9 @@ class Parser {
         }
         st.loc.source = src;
         in.loc.source = src;
-        for (ptx::Operand& o : in.operands) mark(o, src);
+        // The span is read-only for the Module's users; the parser owns the
+        // operands it points to (in operands_), and fills them in here.
+        for (const ptx::Operand& o : in.operands) mark(const_cast<ptx::Operand&>(o), src);
       }
   }
 
@@ -714,6 +742,7 @@ class Parser {
     const Token& open = peek();
     expect('{', "to open the function body");
     body(k, open);
+    k.storage = storage_;
     m_.kernels.push_back(std::move(k));
   }
 
@@ -796,7 +825,7 @@ class Parser {
         Statement& s = k.body.emplace_back(Fresh<Statement>{});
         s.kind = Statement::Kind::Label;
         set_loc(s.loc, t);
-        s.label.assign(next().text());
+        s.label = next().text();
         next();
       } else {
         // Built in place: on an error the whole Module is dropped anyway.
@@ -830,7 +859,7 @@ class Parser {
     const bool guarded = accept('@');
     if (guarded) {
       in.guard_negated = accept('!');
-      append(in.guard, ident("a guard predicate"));
+      in.guard = ident("a guard predicate");
     }
     if (peek().kind != Token::Kind::Ident)
       fail(peek(), at_end() ? std::string("unexpected end of file: expected an instruction")
@@ -841,14 +870,17 @@ class Parser {
     in.debug_file = debug_file_;
     in.debug_line = debug_line_;
     in.debug_column = debug_column_;
-    append(in.opcode, op.text());
+    in.opcode = op.text();
     if (!is(';')) {
-      in.operands.reserve(count_items(';'));
-      operand(in.operands.emplace_back(Fresh<Operand>{}));
-      while (accept(',')) operand(in.operands.emplace_back(Fresh<Operand>{}));
+      // Into the file's operand array, which has room for them all (see
+      // Lexed::separators): the span's pointer stays valid.
+      const std::size_t first = operands_.size();
+      operand(operands_.emplace_back(Fresh<Operand>{}));
+      while (accept(',')) operand(operands_.emplace_back(Fresh<Operand>{}));
+      in.operands = OperandList(operands_.data() + first, operands_.size() - first);
     }
-    if (at_end()) fail(in.loc, "unexpected end of file: '" + in.opcode + "' is not terminated by ';'");
-    if (!accept(';')) expect_failed(';', ("after '" + in.opcode + "'").c_str());
+    if (at_end()) fail(in.loc, "unexpected end of file: '" + str(in.opcode) + "' is not terminated by ';'");
+    if (!accept(';')) expect_failed(';', ("after '" + str(in.opcode) + "'").c_str());
   }
 
   // The elements of a {..} vector or a (..) argument list, up to `close`.
@@ -867,7 +899,7 @@ class Parser {
     set_loc(o.loc, peek());
     if (accept('[')) {
       o.kind = Operand::Kind::Address;
-      if (peek().kind == Token::Kind::Ident) append(o.name, next().text());
+      if (peek().kind == Token::Kind::Ident) o.name = next().text();
       else o.value = integer("an address");
       if (accept('+')) o.value += integer("an address offset");
       else if (is('-')) o.value += integer("an address offset");
@@ -884,16 +916,22 @@ class Parser {
       elements(o, ')', "to close the argument list");
       return;
     }
-    if (accept('!')) {  // !%p as an operand (e.g. selp, vote): negated predicate
+    if (is('!')) {  // !%p as an operand (e.g. selp, vote): negated predicate
+      const char* bang = next().begin;
       o.kind = Operand::Kind::Name;
-      o.name = "!";
-      o.name += ident("a predicate");
+      const std::string_view p = ident("a predicate");
+      if (p.data() == bang + 1) {  // as nvcc writes it, "!%p" is in the text
+        o.name = std::string_view(bang, p.size() + 1);
+      } else {
+        storage_->names.push_back("!" + str(p));
+        o.name = storage_->names.back();
+      }
       return;
     }
     if (peek().kind == Token::Kind::Ident) {
-      append(o.name, next().text());
+      o.name = next().text();
       o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
-      if (accept('|')) append(o.pred_out, ident("a predicate after '|'"));
+      if (accept('|')) o.pred_out = ident("a predicate after '|'");
       return;
     }
     bool neg = accept('-');
@@ -927,6 +965,8 @@ class Parser {
   const std::vector<std::pair<std::size_t, std::size_t>>& brace_counts_;
   std::size_t p_ = 0;
   const SharedString file_;  // every SourceLoc of the Module shares it
+  const std::shared_ptr<ModuleStorage> storage_;
+  std::vector<Operand>& operands_;  // storage_->operands
   Module m_;
   int debug_file_ = -1;  // the .loc in force
   std::uint32_t debug_line_ = 0, debug_column_ = 0;
@@ -936,8 +976,8 @@ class Parser {
 
 namespace {
 
-// s[n] must be '\0' (see lex()).
-ParseResult parse_text(const char* s, std::size_t n, const std::string& file) {
+// Parses storage->text, which the Module's kernels then keep (Kernel::storage).
+ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, const std::string& file) {
   // The token array of a small file is a large block (about 12 bytes of
   // tokens a byte of text): allocated and freed for every parse, it cost
   // more than lexing into it. Each thread keeps its own for the next parse,
@@ -946,8 +986,10 @@ ParseResult parse_text(const char* s, std::size_t n, const std::string& file) {
   lexed.brace_counts.clear();
   ParseResult r;
   try {
-    lex(s, n, file, lexed);  // the whole file first: a lexical error anywhere wins
-    r.module = Parser(lexed, file).run();
+    // The whole file first: a lexical error anywhere wins. The lexer reads
+    // the '\0' a std::string keeps after its text.
+    lex(storage->text.c_str(), storage->text.size(), file, lexed);
+    r.module = Parser(lexed, file, std::move(storage)).run();
   } catch (Failure& f) {
     r.error = std::move(f.error);
   }
@@ -956,61 +998,42 @@ ParseResult parse_text(const char* s, std::size_t n, const std::string& file) {
   return r;
 }
 
-// The text of a file being read, in a buffer each thread keeps for its next
-// file (as the token array): a std::string per file was an allocation, a
-// zero fill of its size and a free, for text that lives only as long as the
-// parse. It is given back when it grew past what a usual file needs.
-struct TextBuffer {
-  std::unique_ptr<char[]> data;
-  std::size_t capacity = 0;
-  // Room for n bytes, keeping the first `used`.
-  void reserve(std::size_t n, std::size_t used) {
-    if (n <= capacity) return;
-    std::unique_ptr<char[]> bigger(new char[n]);
-    if (used) std::memcpy(bigger.get(), data.get(), used);
-    data = std::move(bigger);
-    capacity = n;
-  }
-};
-
 }  // namespace
 
 ParseResult parse_ptx(const std::string& text, const std::string& file) {
-  return parse_text(text.c_str(), text.size(), file);
+  auto storage = std::make_shared<ModuleStorage>();
+  storage->text = text;
+  return parse_text(std::move(storage), file);
 }
 
 ParseResult parse_ptx_file(const std::string& path) {
-  // POSIX reads straight into the buffer, sized from fstat: an ifstream
-  // (its locale, its buffer, a copy out of it) cost as much as parsing a
-  // small file. As with the stream, a read error ends the text where it is.
+  // POSIX reads straight into the text the Module keeps, sized from fstat:
+  // an ifstream (its locale, its buffer, a copy out of it) cost as much as
+  // parsing a small file. As with the stream, a read error ends the text
+  // where it is.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     ParseResult r;
     r.error = Error{SourceLoc{path, 0, 0}, "cannot read the file"};
     return r;
   }
-  thread_local TextBuffer text;
+  auto storage = std::make_shared<ModuleStorage>();
+  std::string& text = storage->text;
   struct stat st {};
-  std::size_t size = 0;  // the bytes the buffer may take before it grows
+  std::size_t size = 0;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) size = std::size_t(st.st_size);
-  text.reserve(size + 1, 0);  // + 1: the '\0' after the text
+  text.resize(size + 1);  // + 1: the read past the end that finds it needs no more room
   std::size_t used = 0;
   for (;;) {
-    if (used == size) {  // the file grew, or its size is unknown
-      size = used + (std::size_t(1) << 16);
-      text.reserve(size + 1, used);
-    }
-    const ssize_t got = ::read(fd, text.data.get() + used, size - used);
+    if (used == text.size()) text.resize(used + (std::size_t(1) << 16));  // the file grew, or its size is unknown
+    const ssize_t got = ::read(fd, &text[used], text.size() - used);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     used += std::size_t(got);
   }
   ::close(fd);
-  text.data[used] = '\0';
-  ParseResult r = parse_text(text.data.get(), used, path);
-  constexpr std::size_t kKeep = std::size_t(1) << 22;  // 4 MiB of text
-  if (text.capacity > kKeep) text = TextBuffer();
-  return r;
+  text.resize(used);
+  return parse_text(std::move(storage), path);
 }
 
 }  // namespace tileverify::ptx
