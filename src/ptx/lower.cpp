@@ -458,8 +458,21 @@ class Lowering {
         name.assign(f.prefix).append(r.name);
         const std::size_t stem = name.size();
         name.resize(stem + 10);  // room for the digits of any count
+        name[stem] = '0';
+        std::size_t length = stem + 1;
         for (int i = 0; i < r.count; ++i) {
-          const std::size_t length = stem + write_decimal(&name[stem], std::uint32_t(i));
+          // name[stem, length) is i in decimal: counted up from the last
+          // name (a carry past the last 9), not divided out again.
+          if (i > 0) {
+            std::size_t at = length;
+            while (at > stem && name[at - 1] == '9') name[--at] = '0';
+            if (at == stem) {  // all nines: one digit more, 10..0
+              name[stem] = '1';
+              name[length++] = '0';
+            } else {
+              ++name[at - 1];
+            }
+          }
           RegisterDecl& d = p_.registers.emplace_back();
           d.name.append(name.data(), length);  // into the empty name: less work than assign
           d.dtype = t;
@@ -486,18 +499,6 @@ class Lowering {
       p_.code[pc].target = *target;
     }
     f_ = outer;
-  }
-
-  // Writes v in decimal at out (up to 10 characters); returns how many.
-  static std::size_t write_decimal(char* out, std::uint32_t v) {
-    char digits[10];
-    std::size_t n = 0;
-    do {
-      digits[n++] = char('0' + v % 10);
-      v /= 10;
-    } while (v);
-    for (std::size_t j = 0; j < n; ++j) out[j] = digits[n - 1 - j];
-    return n;
   }
 
   void add_reg(Frame& f, const std::string& name, DType t) {
@@ -712,6 +713,11 @@ class Lowering {
       return is_word(shl.opcode, "shl.b32") && shl.operands.size() == 3 &&
              shl.operands[2].kind == ptx::Operand::Kind::Int && shl.operands[2].value == 23;
     };
+    // Most bodies have no shl.b32 by 23: then there is nothing to index.
+    if (std::none_of(fn.body.begin(), fn.body.end(), [&](const Statement& s) {
+          return s.kind == Statement::Kind::Instruction && idiom_shl(s.instr);
+        }))
+      return;
     std::vector<const Instruction*> code;
     std::vector<std::size_t> statement;  // of each instruction in code
     code.reserve(fn.body.size());
@@ -721,8 +727,6 @@ class Lowering {
         code.push_back(&fn.body[i].instr);
         statement.push_back(i);
       }
-    // Most bodies have no shl.b32 by 23: then there is nothing to index.
-    if (std::none_of(code.begin(), code.end(), [&](const Instruction* in) { return idiom_shl(*in); })) return;
     // register -> (the last instruction that writes it, how many do)
     NameTable names;  // register -> its index in def
     std::vector<std::pair<std::size_t, int>> def;
@@ -885,6 +889,8 @@ class Lowering {
         ++ntypes;
       }
       info = base_of(parts[0]);
+      space = space_of(parts);
+      param = has_part(parts, "param");
     }
     DecodedOpcode(const DecodedOpcode&) = delete;  // parts are views into text
     DecodedOpcode& operator=(const DecodedOpcode&) = delete;
@@ -893,6 +899,9 @@ class Lowering {
     std::size_t ntypes = 0;
     DType first_type = DType::B32, second_type = DType::B32, last_type = DType::B32;
     BaseInfo info;
+    // What ld and st, most of a kernel, ask of every instruction.
+    Space space = Space::Global;  // space_of(parts)
+    bool param = false;           // a .param part
   };
 
   // The table's slots keep an opcode's length and its first and last 8
@@ -1052,11 +1061,11 @@ class Lowering {
       case Base::Ld:
       case Base::St: {
         const bool load = info.base == Base::Ld;
-        if (has("param") && ops.size() == 2 && ops[load ? 1 : 0].kind == ptx::Operand::Kind::Address &&
+        if (decoded.param && ops.size() == 2 && ops[load ? 1 : 0].kind == ptx::Operand::Kind::Address &&
             f_->params.count(ops[load ? 1 : 0].name))
           return param_slot_access(pin, take_back(), load, ntypes == 0 ? DType::B32 : last_type);
         in.op = load ? Opcode::Ld : Opcode::St;
-        in.space = space_of(parts);
+        in.space = decoded.space;
         if (in.space == Space::Const && in.op == Opcode::St) fail(pin.loc, "a store to .const memory");
         need(pin, 2);
         if (in.op == Opcode::Ld) {
