@@ -84,6 +84,12 @@ struct Statement {
   Instruction instr;
   std::string_view label;
   SourceLoc loc;
+
+  Statement() = default;
+  // A statement of kind k at `at`, the rest empty: made member by member,
+  // where the parser's default-constructed ones (all zeros but one field)
+  // were cleared by a `rep stos`, slow to start, once a statement.
+  Statement(Kind k, const SourceLoc& at) : kind(k), loc(at) {}
 };
 
 struct RegDecl {

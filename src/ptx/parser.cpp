@@ -65,8 +65,9 @@ std::string str(std::string_view s) { return std::string(s); }
 
 // A new element for emplace_back(Fresh<T>{}), made by default- rather than
 // value-initialization: emplace_back() zeroes the whole object first (a
-// `rep stos` of 128 bytes an Operand, 200 a Statement, slow to start),
-// and then sets every member anyway. The compiler builds the returned T in
+// `rep stos`, slow to start), and then sets every member anyway. (A type
+// whose members all start as zeros gets the `rep stos` either way, hence
+// Statement's constructor.) The compiler builds the returned T in
 // the vector's slot; one that did not would move it there, with the same
 // result.
 template <class T>
@@ -822,14 +823,12 @@ class Parser {
       } else if (ident && w[0] == '.' && (w == ".pragma" || w == ".callprototype")) {
         skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
       } else if (ident && peek(1).punct == ':') {
-        Statement& s = k.body.emplace_back(Fresh<Statement>{});
-        s.kind = Statement::Kind::Label;
-        set_loc(s.loc, t);
+        Statement& s = k.body.emplace_back(Statement::Kind::Label, loc(t));
         s.label = next().text();
         next();
       } else {
         // Built in place: on an error the whole Module is dropped anyway.
-        instruction(k.body.emplace_back(Fresh<Statement>{}));
+        instruction(k.body.emplace_back(Statement::Kind::Instruction, loc(t)));
       }
     }
   }
@@ -854,7 +853,6 @@ class Parser {
   }
 
   void instruction(Statement& s) {
-    set_loc(s.loc, peek());
     Instruction& in = s.instr;
     const bool guarded = accept('@');
     if (guarded) {
