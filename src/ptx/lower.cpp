@@ -898,6 +898,17 @@ class Lowering {
     std::uint64_t head, tail;
     opcode_key(op, &head, &tail);
     const std::size_t n = op.size();
+    // The last two opcodes first: code alternates between a few (ld, add,
+    // ld, add ...), and these compares cost less than the hash and the slot.
+    for (const OpcodeSlot& m : recent_)
+      if (m.length == n && m.head == head && m.tail == tail && (n <= 16 || m.entry->text == op)) return *m.entry;
+    const DecodedOpcode& d = decode_hashed(op, head, tail);
+    recent_[1] = recent_[0];
+    recent_[0] = OpcodeSlot{head, tail, std::uint32_t(n), &d};
+    return d;
+  }
+  const DecodedOpcode& decode_hashed(std::string_view op, std::uint64_t head, std::uint64_t tail) {
+    const std::size_t n = op.size();
     if (4 * (decoded_.size() + 1) > 3 * decoded_slots_.size()) {
       // Grow the table (open addressing, at most 3/4 full) and re-place every entry.
       std::vector<OpcodeSlot> old = std::move(decoded_slots_);
@@ -1520,6 +1531,7 @@ class Lowering {
   // that find them.
   std::vector<std::unique_ptr<DecodedOpcode>> decoded_;
   std::vector<OpcodeSlot> decoded_slots_;
+  OpcodeSlot recent_[2];  // the last two opcodes decode() looked up in the table (length ~0: none)
   std::vector<std::string_view> idiom_regs_;  // the fma.rm register of each rewritten shl (a name in the Module)
 };
 
