@@ -29,7 +29,9 @@ namespace tileverify::ptx {
 // The memory a parsed Kernel's views and spans point into. Kernels share it
 // (through Kernel::storage) and never change it once the parse is done.
 struct ModuleStorage {
-  std::string text;  // the PTX text; text[text.size()] is the '\0' the lexer needs
+  // The PTX text and then kTextPadding '\0' bytes, which the lexer reads
+  // past the end of a token (see lex()).
+  std::string text;
   // The operands of every instruction of the file, in order: an
   // Instruction's OperandList is a span of it. The parser reserves room for
   // all of them up front (see Lexed::separators), so it never reallocates.
@@ -44,6 +46,8 @@ const Kernel* Module::find(std::string_view name) const {
 }
 
 namespace {
+
+constexpr std::size_t kTextPadding = 4;
 
 // Plain data, left uninitialized when the lexer's array grows: the lexer
 // writes every field of every token it makes.
@@ -208,11 +212,12 @@ struct Lexed {
   }
 };
 
-// The scanning loops rely on a '\0' after the text (s[n], as std::string keeps):
-// it is in no character class, so it stops them at the end without a bounds
-// check (and a '\0' inside the text stops them the same way, as it always
-// has). Positions live in locals, not members, so that the compiler keeps
-// them in registers across the token stores.
+// The scanning loops rely on kTextPadding '\0' bytes after the text (s[n]
+// on): a '\0' is in no character class, so it stops them at the end without
+// a bounds check (and a '\0' inside the text stops them the same way, as it
+// always has), and the identifier loop's reads of four bytes at a time stay
+// in the padding. Positions live in locals, not members, so that the
+// compiler keeps them in registers across the token stores.
 void lex(const char* const s, const std::size_t n, const std::string& file, Lexed& out) {
   out.size = 0;
   out.grow(n / 2 + 16);  // nvcc's PTX: about one token per 2 to 3 bytes
@@ -282,6 +287,11 @@ void lex(const char* const s, const std::size_t n, const std::string& file, Lexe
       // Identifiers, opcodes and directives: dotted words (ld.global.f32, %tid.x, .reg).
       for (;;) {
         ++i;
+        // Four bytes a step while all four continue the word (most opcodes
+        // are longer than 8), then one at a time.
+        while ((kClass[static_cast<unsigned char>(s[i])] & kClass[static_cast<unsigned char>(s[i + 1])] &
+                kClass[static_cast<unsigned char>(s[i + 2])] & kClass[static_cast<unsigned char>(s[i + 3])] & kIdentChar) != 0)
+          i += 4;
         while (in_class(s[i], kIdentChar)) ++i;
         // "::" joins qualifiers (.shared::cta, .mbarrier::complete_tx::bytes);
         // a single ':' ends a label.
@@ -974,8 +984,9 @@ class Parser {
 
 namespace {
 
-// Parses storage->text, which the Module's kernels then keep (Kernel::storage).
-ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, const std::string& file) {
+// Parses the n bytes of storage->text, which the Module's kernels then keep
+// (Kernel::storage); kTextPadding '\0' bytes follow them.
+ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, std::size_t n, const std::string& file) {
   // The token array of a small file is a large block (about 12 bytes of
   // tokens a byte of text): allocated and freed for every parse, it cost
   // more than lexing into it. Each thread keeps its own for the next parse,
@@ -984,9 +995,7 @@ ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, const std::string
   lexed.brace_counts.clear();
   ParseResult r;
   try {
-    // The whole file first: a lexical error anywhere wins. The lexer reads
-    // the '\0' a std::string keeps after its text.
-    lex(storage->text.c_str(), storage->text.size(), file, lexed);
+    lex(storage->text.data(), n, file, lexed);  // the whole file first: a lexical error anywhere wins
     r.module = Parser(lexed, file, std::move(storage)).run();
   } catch (Failure& f) {
     r.error = std::move(f.error);
@@ -1000,8 +1009,9 @@ ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, const std::string
 
 ParseResult parse_ptx(const std::string& text, const std::string& file) {
   auto storage = std::make_shared<ModuleStorage>();
-  storage->text = text;
-  return parse_text(std::move(storage), file);
+  storage->text.reserve(text.size() + kTextPadding);
+  storage->text.append(text).append(kTextPadding, '\0');
+  return parse_text(std::move(storage), text.size(), file);
 }
 
 ParseResult parse_ptx_file(const std::string& path) {
@@ -1020,7 +1030,7 @@ ParseResult parse_ptx_file(const std::string& path) {
   struct stat st {};
   std::size_t size = 0;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) size = std::size_t(st.st_size);
-  text.resize(size + 1);  // + 1: the read past the end that finds it needs no more room
+  text.resize(size + kTextPadding);  // the padding, and room for the read past the end that finds it
   std::size_t used = 0;
   for (;;) {
     if (used == text.size()) text.resize(used + (std::size_t(1) << 16));  // the file grew, or its size is unknown
@@ -1030,8 +1040,8 @@ ParseResult parse_ptx_file(const std::string& path) {
     used += std::size_t(got);
   }
   ::close(fd);
-  text.resize(used);
-  return parse_text(std::move(storage), path);
+  text.resize(used + kTextPadding);  // the bytes after the text are zeros of resize(): read() wrote none of them
+  return parse_text(std::move(storage), used, path);
 }
 
 }  // namespace tileverify::ptx
