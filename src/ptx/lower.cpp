@@ -565,10 +565,15 @@ class Lowering {
     return false;
   }
 
+  // The checks called for every operand are small enough to be inlined; the
+  // messages of their failures are built out of line (cold, below).
   std::uint32_t reg_of(const ptx::Operand& o) {
     const std::uint32_t* r = f_->regs.find(o.name);
-    if (!r) fail(o.loc, "'" + str(o.name) + "' is not a declared register");
+    if (!r) not_a_register(o);
     return *r;
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] static void not_a_register(const ptx::Operand& o) {
+    fail(o.loc, "'" + str(o.name) + "' is not a declared register");
   }
 
   // A name that denotes memory or a parameter: a variable of this body, a
@@ -652,7 +657,9 @@ class Lowering {
   void set_dsts(decltype(Instr::dst)& d, const ptx::Operand& o) {
     d.clear();
     if (o.kind != ptx::Operand::Kind::Vector) {
-      d.push_back(reg_of(o));
+      // resize, not push_back: inlined here, push_back's growth path made
+      // GCC warn (falsely) of a write past a zero-length allocation.
+      d.resize(1, reg_of(o));
       return;
     }
     d.reserve(o.elements.size());
@@ -660,8 +667,10 @@ class Lowering {
   }
 
   void need(const Instruction& in, std::size_t n) {
-    if (in.operands.size() != n)
-      fail(in.loc, "'" + str(in.opcode) + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
+    if (in.operands.size() != n) wrong_count(in, n);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] static void wrong_count(const Instruction& in, std::size_t n) {
+    fail(in.loc, "'" + str(in.opcode) + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
   }
 
   // nvcc's expf (without fast math) builds 2^n from the float bits of a
