@@ -611,13 +611,24 @@ class Lowering {
     return false;
   }
 
+  // Registers and integers here, small enough to be inlined; the rest in
+  // value_rest().
   tileverify::Operand value(const ptx::Operand& o) {
+    if (o.kind == ptx::Operand::Kind::Name) {
+      Special s;
+      if (special_of(o.name, &s)) return tileverify::Operand::special(s);
+      if (is_word(o.name, "WARP_SZ")) return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
+      if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r);
+    } else if (o.kind == ptx::Operand::Kind::Int) {
+      return tileverify::Operand::integer(o.value);
+    }
+    return value_rest(o);
+  }
+  // value() of a name that is no register (value() tried those), or of
+  // anything but a name or an integer.
+  [[gnu::noinline]] tileverify::Operand value_rest(const ptx::Operand& o) {
     switch (o.kind) {
       case ptx::Operand::Kind::Name: {
-        Special s;
-        if (special_of(o.name, &s)) return tileverify::Operand::special(s);
-        if (is_word(o.name, "WARP_SZ")) return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
-        if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r);
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
