@@ -354,7 +354,12 @@ class Parser {
   }
 
   Module run() {
+    const Operand* const reserved = operands_.data();
     while (!at_end()) top_level();
+    // The bound operands_ was reserved for holds (Lexed::separators); were
+    // it ever wrong, operands_ would have moved, and the spans of the
+    // instructions before would point to freed memory.
+    if (operands_.data() != reserved) fail(peek(), "internal error: more operands than the lexer counted");
     resolve_sources();
     return std::move(m_);
   }
