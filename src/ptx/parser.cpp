@@ -925,6 +925,14 @@ class Parser {
   // Fills o, a fresh Operand already in its vector (no copy or move of it).
   void operand(Operand& o) {
     set_loc(o.loc, peek());
+    // A name first, the most common operand (a name is none of the
+    // punctuation the other forms start with).
+    if (peek().kind == Token::Kind::Ident) {
+      o.name = next().text();
+      o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
+      if (accept('|')) o.pred_out = ident("a predicate after '|'");
+      return;
+    }
     if (accept('[')) {
       o.kind = Operand::Kind::Address;
       if (peek().kind == Token::Kind::Ident) o.name = next().text();
@@ -954,12 +962,6 @@ class Parser {
         storage_->names.push_back("!" + str(p));
         o.name = storage_->names.back();
       }
-      return;
-    }
-    if (peek().kind == Token::Kind::Ident) {
-      o.name = next().text();
-      o.kind = o.name.size() == 1 && o.name[0] == '_' ? Operand::Kind::Sink : Operand::Kind::Name;
-      if (accept('|')) o.pred_out = ident("a predicate after '|'");
       return;
     }
     bool neg = accept('-');
