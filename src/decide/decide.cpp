@@ -715,8 +715,18 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
                                    const DecideLimits& limits, unsigned threads) {
   std::vector<Decision> out(pairs.size());
   if (pairs.empty()) return out;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   const bool split = into != nullptr;
+  if (!split && std::all_of(pairs.begin(), pairs.end(), [](const std::pair<Expr, Expr>& p) { return p.first == p.second; })) {
+    // Every pair is one node (a kernel against itself, or a rewrite that
+    // builds the same expressions): no sweep, no decider.
+    for (Decision& d : out) {
+      d.verdict = Verdict::Proved;
+      d.reason = "the two sides are the same expression";
+      if (limits.progress) limits.progress(std::size_t(&d - out.data()) + 1, out.size());
+    }
+    return out;
+  }
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   std::mutex progress_mutex;
   std::size_t done = 0;
   std::function<void()> finished = [&] {
