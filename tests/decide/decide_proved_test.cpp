@@ -296,17 +296,37 @@ TEST_CASE("a sum DAG that shares its sums is still decided (the term reading giv
   CHECK(d.reason == "the exp-polynomial normal forms are identical");
 }
 
+TEST_CASE("decide_all: pairs that are one node on both sides are proved, with progress reported for each") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0), y = c.symbol("y", 0);
+  Expr e = c.div(c.exp(x), c.add(c.exp(x), c.exp(y)));
+  DecideLimits limits;
+  std::size_t reported = 0;
+  limits.progress = [&](std::size_t done, std::size_t total) {
+    CHECK(total == 3);
+    reported = done;
+  };
+  auto ds = decide_all(c, {{e, e}, {x, x}, {y, y}}, limits, 2);
+  for (const Decision& d : ds) {
+    CHECK(d.proved());
+    CHECK(d.reason == "the two sides are the same expression");
+  }
+  CHECK(reported == 3);
+}
+
 TEST_CASE("decide_all: outputs that are a proved output with its inputs renamed are proved by that renaming") {
   ExprContext c;
-  // C[i][j] = sum_k A[i][k] B[k][j], summed forwards against backwards.
+  // C[i][j] = sum_k A[i][k] B[k][j], summed forwards against backwards: 16
+  // terms, more than a sum flattens (8), so the two orders are two nodes.
   std::vector<std::pair<Expr, Expr>> pairs;
   for (std::uint32_t i = 0; i < 4; ++i)
     for (std::uint32_t j = 0; j < 4; ++j) {
       Expr fwd = c.zero(), bwd = c.zero();
-      for (std::uint32_t k = 0; k < 8; ++k) {
-        fwd = c.add(fwd, c.mul(c.symbol("A", i * 8 + k), c.symbol("B", k * 4 + j)));
-        bwd = c.add(bwd, c.mul(c.symbol("A", i * 8 + 7 - k), c.symbol("B", (7 - k) * 4 + j)));
+      for (std::uint32_t k = 0; k < 16; ++k) {
+        fwd = c.add(fwd, c.mul(c.symbol("A", i * 16 + k), c.symbol("B", k * 4 + j)));
+        bwd = c.add(bwd, c.mul(c.symbol("A", i * 16 + 15 - k), c.symbol("B", (15 - k) * 4 + j)));
       }
+      REQUIRE(fwd != bwd);
       pairs.emplace_back(fwd, bwd);
     }
   auto ds = decide_all(c, pairs, {}, 1);
