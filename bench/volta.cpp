@@ -119,7 +119,8 @@ std::string one_line(std::string s) {
 
 // Runs one spec and prints its measurements after kResultMark. The check runs
 // at least min_runs times and until verify_budget seconds are spent, and the
-// median run is reported; the floor likewise (floor_min_reps, floor_budget).
+// median run is reported; the floor likewise (floor_min_reps, floor_budget),
+// in turns with the check.
 int child_main(const std::string& spec_path, double verify_budget, int min_runs, double floor_budget,
                int floor_min_reps) {
   std::printf("%s\n", kResultMark);
@@ -138,31 +139,62 @@ int child_main(const std::string& spec_path, double verify_budget, int min_runs,
   std::printf("ref_threads %llu\nopt_threads %llu\n", (unsigned long long)spec.ref->block.count(),
               (unsigned long long)spec.opt->block.count());
 
+  // The floor's programs: parsing is not part of it (it is the same work in
+  // both).
+  KernelLoad ka = load_kernel(*spec.ref), kb = load_kernel(*spec.opt);
+  const bool floor_ok = ka.program && kb.program;
+  Launch la = launch_of(spec, *spec.ref), lb = launch_of(spec, *spec.opt);
+
   // The check, repeated while it is cheap so that millisecond pairs are not
   // one noisy sample; each repetition starts from a fresh ExprContext.
   // CPU time is kept beside the wall time: on a shared machine it moves far
   // less when other work competes for the cores.
+  //
+  // Check runs and floor runs take turns, the floor's share of the time kept
+  // at floor_budget / verify_budget of the check's, so that both medians come
+  // from the same stretch of time: this machine's speed drifts over seconds
+  // (other work on the host), and a ratio of a check measured in one stretch
+  // to a floor measured in the next moved by 30%.
   struct Run {
     double wall, cpu;
     Report report;
   };
   std::vector<Run> runs;
-  double spent = 0;
-  do {
-    auto t0 = std::chrono::steady_clock::now();
-    double c0 = cpu_seconds();
-    Report r = check_equivalence(spec);
-    double s = seconds_since(t0);
-    spent += s;
-    runs.push_back({s, cpu_seconds() - c0, std::move(r)});
-    // The peak of a process that ran one check: later repetitions (and the
-    // floor) can only raise it through allocator reuse, not through the check.
-    if (runs.size() == 1) {
-      struct rusage ru;
-      getrusage(RUSAGE_SELF, &ru);
-      std::printf("maxrss_one_kib %ld\n", ru.ru_maxrss);
+  std::vector<double> floor;
+  double spent = 0, floor_spent = 0;
+  std::uint64_t instr = 0;
+  const double share = verify_budget > 0 ? floor_budget / verify_budget : 1;
+  auto checks_wanted = [&] { return (int(runs.size()) < min_runs || spent < verify_budget) && runs.size() < 5000; };
+  auto floors_wanted = [&] {
+    return floor_ok && (int(floor.size()) < floor_min_reps || floor_spent < floor_budget) && floor.size() < 20000;
+  };
+  while (checks_wanted() || floors_wanted()) {
+    if (checks_wanted()) {
+      auto t0 = std::chrono::steady_clock::now();
+      double c0 = cpu_seconds();
+      Report r = check_equivalence(spec);
+      double s = seconds_since(t0);
+      spent += s;
+      runs.push_back({s, cpu_seconds() - c0, std::move(r)});
+      // The peak of a process that ran one check: later repetitions (and the
+      // floor) can only raise it through allocator reuse, not through the check.
+      if (runs.size() == 1) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        std::printf("maxrss_one_kib %ld\n", ru.ru_maxrss);
+      }
     }
-  } while ((int(runs.size()) < min_runs || spent < verify_budget) && runs.size() < 100);
+    // Floor runs up to their share of the time so far (at least one a turn).
+    bool first = true;
+    while (floors_wanted() && (first || !checks_wanted() || floor_spent < share * spent)) {
+      first = false;
+      auto t0 = std::chrono::steady_clock::now();
+      instr = run_concrete(*ka.program, la, spec.all_ctas) + run_concrete(*kb.program, lb, spec.all_ctas);
+      double s = seconds_since(t0);
+      floor_spent += s;
+      floor.push_back(s);
+    }
+  }
   std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.wall < b.wall; });
   const Run& mid = runs[runs.size() / 2];
   const double total = mid.wall;
@@ -177,25 +209,9 @@ int child_main(const std::string& spec_path, double verify_budget, int min_runs,
               (unsigned long long)rep.stats.ref.warp_syncs, (unsigned long long)rep.stats.opt.warp_syncs);
   std::printf("ref_instr %llu\nopt_instr %llu\n", (unsigned long long)rep.stats.ref.thread_instructions,
               (unsigned long long)rep.stats.opt.thread_instructions);
-
-  // The floor: parsing is not part of it (it is the same work in both).
-  KernelLoad ka = load_kernel(*spec.ref), kb = load_kernel(*spec.opt);
-  if (!ka.program || !kb.program) {
+  if (!floor_ok) {
     std::printf("floor_error %s\n", one_line(ka.program ? kb.error : ka.error).c_str());
     return 0;
-  }
-  const Program* a = &*ka.program;
-  const Program* b = &*kb.program;
-  Launch la = launch_of(spec, *spec.ref), lb = launch_of(spec, *spec.opt);
-  std::vector<double> floor;
-  spent = 0;
-  std::uint64_t instr = 0;
-  while ((int(floor.size()) < floor_min_reps || spent < floor_budget) && floor.size() < 10000) {
-    auto t0 = std::chrono::steady_clock::now();
-    instr = run_concrete(*a, la, spec.all_ctas) + run_concrete(*b, lb, spec.all_ctas);
-    double s = seconds_since(t0);
-    spent += s;
-    floor.push_back(s);
   }
   std::printf("floor %.9f\nfloor_reps %zu\nfloor_instr %llu\n", median(floor), floor.size(), (unsigned long long)instr);
   return 0;
@@ -547,7 +563,11 @@ std::string report(const std::vector<Measured>& all, const std::string& command,
      << "\n";
   const std::string check_runs =
       quick ? "1 run" : std::to_string(min_runs) + " or more runs; pairs under 0.5 s repeat until 0.5 s is spent";
-  const std::string floor_runs = quick ? "1 run" : "3 or more runs, until 0.3 s is spent";
+  const std::string floor_runs =
+      quick ? "1 run"
+            : "3 or more runs, until 0.3 s is spent; check runs and floor runs take turns, the floor getting 0.6 "
+              "of the check's time so far, so that both medians come from the same stretch of time (this shared "
+              "machine's speed drifts over seconds)";
   os << wrap(
       "Columns: *threads*, *PTX LOC* (non-empty lines of the kernel's PTX file), *block syncs* and *warp syncs* "
       "are ref / opt. Syncs count completed synchronizations (one CTA barrier releasing all its threads is 1); "
