@@ -87,9 +87,16 @@ std::uint64_t RenamingMatcher::shape(Expr root) {
 }
 
 void RenamingMatcher::shapes_below(std::uint32_t end) {
-  if (shape_.size() < end) shape_.resize(end, 0);
-  if (tensors_.size() < end) tensors_.resize(end, 0);
+  // Room for every node: shape() and tensors() size their tables to the
+  // context, and growing them later copies tens of MB.
+  if (shape_.size() < ctx_.size()) shape_.resize(ctx_.size(), 0);
+  if (tensors_.size() < ctx_.size()) tensors_.resize(ctx_.size(), 0);
   for (std::uint32_t id = 0; id < end; ++id) {
+    // A node nothing uses is below no output, unless it is one (shape() and
+    // tensors() compute those on demand). Two in five nodes of a symbolic
+    // run are such: the partial sums a sum of up to eight operands passes
+    // through, each copying the operands so far (half of all operand lists).
+    if (ctx_.parent_count(Expr{id}) == 0) continue;
     // Operands are made before the nodes that use them, so their shapes and
     // masks are in already; the fallbacks keep this right for any order.
     if (shape_[id] == 0) {

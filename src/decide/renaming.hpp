@@ -62,8 +62,8 @@ class RenamingMatcher {
   // products, max and min (a renaming can reorder them: operands are sorted
   // by handle); memoized per node. The same in every context.
   std::uint64_t shape(Expr e);
-  // The shapes (and the tensors below) of all nodes with ids below end, in
-  // one pass in id order: for the millions of nodes under an attention
+  // The shapes (and the tensors below) of all nodes with ids below end that
+  // another node uses, in one pass in id order: for the millions of nodes under an attention
   // kernel's outputs, a sequential sweep costs a fraction of a depth-first
   // walk per output, and matchers on other threads read the results.
   void shapes_below(std::uint32_t end);
