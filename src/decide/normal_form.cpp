@@ -756,25 +756,29 @@ MonoId Algebra::ln2_pow_mono(std::int32_t k) {
 void Algebra::apply_known_constants(Rational* c, MonoId* m) {
   if (ln2_mono_ == UINT32_MAX) return;
   const std::int32_t p = ln2_power(*m);
-  if (p == 0) return;  // no rule applies without ln2
+  const std::int32_t q = known_constants_power(c, p);
+  if (q != p) *m = mono_mul(*m, ln2_pow_mono(q - p));
+}
+
+// The rules on c * ln2^p: updates c, returns the power of ln2 left.
+std::int32_t Algebra::known_constants_power(Rational* c, std::int32_t p) {
+  if (p == 0) return 0;  // no rule applies without ln2
   // Remembered per (coefficient, power of ln2), which is all the rules read:
   // the divisions below run on rationals like log2(e) in float (24-bit
   // numerators) that overflow 64 bits into GMP, and every exponent term of
-  // every expf asks, each with its own input atom in m (a memo keyed by the
-  // whole monomial missed on half the calls of a 128-element softmax).
+  // every expf asks, each with its own input atom in its monomial (a memo
+  // keyed by the whole monomial missed on half the calls of a 128-element
+  // softmax).
   const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | std::uint32_t(p);
   if (const std::uint32_t* hit = known_memo_.find(key)) {
     const auto& [coef, shift] = known_results_[*hit];
-    if (shift != 0) {
-      *c = coefs_.get(coef);
-      *m = mono_mul(*m, ln2_pow_mono(shift));
-    }
-    return;
+    if (shift != 0) *c = coefs_.get(coef);
+    return p + shift;
   }
   const std::int32_t q = apply_known_constants_uncached(c, p);
-  if (q != p) *m = mono_mul(*m, ln2_pow_mono(q - p));
   known_memo_.insert(key, std::uint32_t(known_results_.size()));
   known_results_.emplace_back(coefs_.intern(*c), q - p);
+  return q;
 }
 
 // Applies the rules to c * ln2^p; returns the power of ln2 left.
@@ -805,11 +809,26 @@ bool Algebra::exp_of(const NF& arg, Term* out) {
   if (s.scale.exp || s.scale.cexp) return false;
   std::vector<std::pair<MonoId, Rational>> entries;
   entries.reserve(s.terms.size());
+  // A scale that is a power of ln2 (ex2's, as in 2^(x·log2e) = e^(x·log2e·ln2))
+  // goes into each term's power of ln2 directly: multiplying it into every
+  // monomial, only for the known-constant rule to divide it out again, made
+  // two monomials per term of every exponent (an attention row: 64 K).
+  const bool ln2_scale =
+      ln2_mono_ != UINT32_MAX && (s.scale.mono == 0 || (monos_.size(s.scale.mono) == 1 && ln2_power(s.scale.mono) != 0));
+  const std::int32_t scale_power = ln2_scale ? ln2_power(s.scale.mono) : 0;
   for (const Term& t : s.terms) {
     if (t.exp || t.cexp) return false;
-    MonoId m = mono_mul(s.scale.mono, t.mono);
     Rational c = s.scale.coef * t.coef;
-    apply_known_constants(&c, &m);
+    MonoId m;
+    if (ln2_scale) {
+      // What mono_mul then apply_known_constants give: t.mono · ln2^(q - pt).
+      const std::int32_t pt = ln2_power(t.mono);
+      const std::int32_t q = known_constants_power(&c, scale_power + pt);
+      m = q == pt ? t.mono : mono_mul(t.mono, ln2_pow_mono(q - pt));
+    } else {
+      m = mono_mul(s.scale.mono, t.mono);
+      apply_known_constants(&c, &m);
+    }
     entries.emplace_back(m, std::move(c));
   }
   std::sort(entries.begin(), entries.end(),

@@ -209,6 +209,7 @@ class Algebra {
   std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p);
   int ln2_power(MonoId m) const;
   MonoId ln2_pow_mono(std::int32_t k);  // ln2^k as a monomial
+  std::int32_t known_constants_power(Rational* c, std::int32_t p);  // the rules on c * ln2^p
   void merge_into(std::vector<Term>& big, std::vector<Term>& small);
   void absorb(Sum& s);
   void sort_combine(std::vector<Term>& v);
