@@ -111,6 +111,12 @@ std::size_t ExprContext::node_hash(Op op, std::uint8_t aux, const std::uint32_t*
   return finalize(h);  // the combine above leaves low bits clustered; probing needs them spread
 }
 
+std::size_t ExprContext::hash(Expr e) const {
+  // Recomputed: hashes_ keeps only the lower half (4 bytes a node).
+  const Node& n = nodes_[e.id];
+  return node_hash(n.op, n.aux, n.n == 0 ? nullptr : kids_.data() + n.a, n.n, n.a, n.b);
+}
+
 // A node with operands is looked for, and placed, first in the window of its
 // newest operand (see anchored_): a node is almost always built soon after
 // its newest operand, so the windows in use are the last few, in cache,
@@ -170,7 +176,8 @@ Expr ExprContext::intern_indexed(Op op, std::uint8_t aux, const std::uint32_t* k
   const std::uint64_t tag = std::uint64_t(h >> 32) << 32;
   auto matches = [&](std::uint64_t e) {
     std::uint32_t id = std::uint32_t(e);
-    return (e & ~std::uint64_t(0xffffffffu)) == tag && hashes_[id] == h && same(nodes_[id]);
+    // The slot holds the hash's upper half, hashes_ its lower: the whole hash.
+    return (e & ~std::uint64_t(0xffffffffu)) == tag && hashes_[id] == std::uint32_t(h) && same(nodes_[id]);
   };
   auto hit = [&](std::uint64_t e) {
     if (op == Op::Const) constants_.pop_back();  // the caller's tentative entry
@@ -265,12 +272,12 @@ std::uint32_t ExprContext::append(Op op, std::uint8_t aux, const std::uint32_t* 
     for (std::uint32_t i = 0; i < n; ++i) {
       bool seen = false;
       for (std::uint32_t j = 0; j < i && !seen; ++j) seen = kids[j] == kids[i];
-      if (!seen) ++parents_[kids[i]];
+      if (!seen && parents_[kids[i]] != kManyParents) ++parents_[kids[i]];
     }
   }
   std::uint32_t id = std::uint32_t(nodes_.size());
   nodes_.push_back(node);
-  hashes_.push_back(h);
+  hashes_.push_back(std::uint32_t(h));
   parents_.push_back(0);
   // A window for the new id. Past a few thousand windows, filled an eighth
   // at a time, not doubled: filling touches every page (a page fault each),
@@ -292,7 +299,7 @@ void ExprContext::note_global_insert() {
   std::size_t m = bigger.size() - 1;
   for (std::uint64_t e : table_) {
     if (e == kEmptySlot) continue;
-    std::size_t s = hashes_[std::uint32_t(e)] & m;
+    std::size_t s = hashes_[std::uint32_t(e)] & m;  // the lower half: tables stay under 2^32 slots
     while (bigger[s] != kEmptySlot) s = (s + 1) & m;
     bigger[s] = e;
   }
@@ -302,7 +309,7 @@ void ExprContext::note_global_insert() {
 void ExprContext::place(std::uint32_t id) {
   const Node& node = nodes_[id];
   const std::uint32_t* kids = kids_.data() + node.a;
-  const std::size_t h = hashes_[id];
+  const std::size_t h = hash(Expr{id});
   const std::uint64_t entry = std::uint64_t(h >> 32) << 32 | id;
   auto put = [&](std::uint64_t* w, std::uint32_t slots) {
     for (std::uint32_t i = 0, s = std::uint32_t(h) & (slots - 1); i < slots; ++i, s = (s + 1) & (slots - 1)) {

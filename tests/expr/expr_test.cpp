@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <set>
 #include <vector>
 
 using namespace tileverify;
@@ -66,6 +67,32 @@ TEST_CASE("parent counts see each distinct user once") {
   c.add(x, y);  // interned: no new user
   CHECK(c.parent_count(x) == 2);
   CHECK(c.parent_count(y) == 1);
+}
+
+TEST_CASE("parent counts stop at kManyParents: a widely used node never reads as unused") {
+  ExprContext c;
+  Expr x = c.symbol("x", 0);
+  for (std::uint32_t i = 0; i < 300; ++i) c.mul(x, c.symbol("y", i));
+  CHECK(c.parent_count(x) == ExprContext::kManyParents);
+  c.add(x, c.symbol("y", 0));
+  CHECK(c.parent_count(x) == ExprContext::kManyParents);
+}
+
+TEST_CASE("hash() is the whole hash a node was interned with, after the tables grow") {
+  ExprContext c;
+  std::vector<Expr> built;
+  for (std::uint32_t i = 0; i < 5000; ++i) built.push_back(c.add(c.symbol("a", i), c.mul(c.symbol("b", i), c.symbol("b", i + 1))));
+  // Equal nodes hash equally, distinct ones (almost surely) not, with bits in
+  // both halves (the node keeps the lower half; the table slot the upper).
+  std::set<std::size_t> seen;
+  bool upper = false;
+  for (std::uint32_t i = 0; i < 5000; ++i) {
+    CHECK(c.hash(built[i]) == c.hash(c.add(c.symbol("a", i), c.mul(c.symbol("b", i), c.symbol("b", i + 1)))));
+    seen.insert(c.hash(built[i]));
+    upper = upper || (c.hash(built[i]) >> 32) != 0;
+  }
+  CHECK(seen.size() == 5000);
+  CHECK(upper);
 }
 
 TEST_CASE("select: comparisons with infinities fold, and a > b ? a : b is max(a, b)") {
