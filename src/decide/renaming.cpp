@@ -17,10 +17,19 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h;
 }
 
+// A 64-bit hash folded into the 32 bits a shape is kept in, never 0 (0: not
+// computed). Shapes only pick candidates for the exact walk, so a collision
+// costs a failed walk, nothing else; and half the bytes are half the pages
+// of a table per context of millions of nodes.
+std::uint32_t fold(std::uint64_t h) {
+  const std::uint32_t f = std::uint32_t(h ^ (h >> 32));
+  return f != 0 ? f : 1;
+}
+
 // Fills memo[id] for root and every node below it, children first; value(e)
 // may read its children's entries and must not return 0 (0: not computed).
 template <class F>
-void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint64_t>& memo, Expr root, F value) {
+void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint32_t>& memo, Expr root, F value) {
   if (root.id < memo.size() && memo[root.id]) return;  // most calls: no stack to make
   if (memo.size() < ctx.size()) memo.resize(ctx.size(), 0);
   std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
@@ -35,7 +44,7 @@ void fill_bottom_up(const ExprContext& ctx, std::vector<std::uint64_t>& memo, Ex
         if (!memo[c.id]) stack.push_back({c.id, false});
       continue;
     }
-    memo[id] = value(e);
+    memo[id] = std::uint32_t(value(e));
   }
 }
 
@@ -78,7 +87,7 @@ std::uint64_t RenamingMatcher::shape_of(Expr e) {
       h = mix(h, k);
     }
   }
-  return h ? h : 1;
+  return fold(h);
 }
 
 std::uint64_t RenamingMatcher::shape(Expr root) {
@@ -101,12 +110,15 @@ void RenamingMatcher::shapes_below(std::uint32_t end) {
     // masks are in already; the fallbacks keep this right for any order.
     if (shape_[id] == 0) {
       const std::uint64_t h = shape_of(Expr{id});
-      shape_[id] = h != 0 ? h : shape(Expr{id});
+      if (h != 0)
+        shape_[id] = std::uint32_t(h);
+      else
+        shape(Expr{id});
     }
     if (tensors_[id] == 0) {
       const std::uint64_t m = tensor_mask_of(Expr{id});
       if (m != 0)
-        tensors_[id] = m;
+        tensors_[id] = std::uint32_t(m);
       else
         tensors(Expr{id});
     }
@@ -163,13 +175,13 @@ std::uint32_t TensorBits::id(const std::string& tensor) {
   return index_.emplace(tensor, unsigned(index_.size())).first->second;
 }
 
-// 0 is a valid mask (no symbols), so masks are stored with bit 62 set,
-// which is never a tensor's bit.
-constexpr std::uint64_t kTensorsDone = std::uint64_t(1) << 62;
+// 0 is a valid mask (no symbols), so masks are stored with bit 31 set,
+// which is never a tensor's bit (TensorBits::bit gives 0 to 30).
+constexpr std::uint64_t kTensorsDone = std::uint64_t(1) << 31;
 
 std::uint64_t RenamingMatcher::tensor_mask_of(Expr e) {
   std::uint64_t m = 0;
-  if (ctx_.op(e) == Op::Symbol) m = std::uint64_t(1) << std::min(tensor_id(e), 61u);
+  if (ctx_.op(e) == Op::Symbol) m = std::uint64_t(1) << std::min(tensor_id(e), TensorBits::kLastBit);
   for (Expr c : ctx_.children(e)) {
     if (c.id >= tensors_.size() || tensors_[c.id] == 0) return 0;
     m |= tensors_[c.id];

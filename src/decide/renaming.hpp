@@ -29,7 +29,8 @@ namespace tileverify::detail {
 class TensorBits {
  public:
   std::uint32_t id(const std::string& tensor);  // 0, 1, 2, ... in order of first use
-  unsigned bit(const std::string& tensor) { return std::min(id(tensor), 61u); }  // 61: the 62nd tensor on, together
+  static constexpr std::uint32_t kLastBit = 30;  // masks are kept in 32 bits with a flag
+  unsigned bit(const std::string& tensor) { return std::min(id(tensor), kLastBit); }  // 30: the 31st tensor on, together
 
  private:
   std::mutex mutex_;
@@ -113,7 +114,7 @@ class RenamingMatcher {
   TensorBits& bits_;
   const RenamingMatcher* shapes_from_;
   std::vector<TensorInfo> tensor_info_;  // by the context's name id
-  std::vector<std::uint64_t> shape_, tensors_;  // by node id; 0: not computed
+  std::vector<std::uint32_t> shape_, tensors_;  // by node id; 0: not computed
   bool quick_ = false;
   // Scratch for walk(), kept between calls.
   FlatMap64 visited_;
