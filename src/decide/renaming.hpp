@@ -64,9 +64,10 @@ class RenamingMatcher {
   // by handle); memoized per node. The same in every context.
   std::uint64_t shape(Expr e);
   // The shapes (and the tensors below) of all nodes with ids below end that
-  // another node uses, in one pass in id order: for the millions of nodes under an attention
-  // kernel's outputs, a sequential sweep costs a fraction of a depth-first
-  // walk per output, and matchers on other threads read the results.
+  // another node uses, in one pass in id order: for the millions of nodes
+  // under an attention kernel's outputs, a sequential sweep costs a fraction
+  // of a depth-first walk per output, and matchers on other threads read the
+  // results.
   void shapes_below(std::uint32_t end);
   // Extends s so that x2 is x1 with its symbols substituted, each by a
   // symbol of the same tensor and kind; false if no substitution does. Adds
@@ -96,7 +97,8 @@ class RenamingMatcher {
   std::uint64_t tensor_mask_of(Expr e);  // from its operands' masks; 0 when one is not computed
   std::uint64_t shape_of(Expr e);  // from its operands' shapes, which are known
   std::uint64_t known_shape(std::uint32_t id);  // shape(), read from shapes_from_ when it has it
-  // Whether the operands of x and y have the same shapes position by position.
+  // Whether the operands of x and y have the same shapes position by
+  // position (in quick mode: look alike from their nodes, see renames()).
   bool same_shapes_in_order(ExprRange cx, ExprRange cy);
   // Sorts the operands of x and y (commutative) by shape, then position,
   // into sx_ and sy_; false if their shapes differ as multisets.
