@@ -457,6 +457,15 @@ Sum Algebra::add(Sum a, Sum b) {
   return a;
 }
 
+// acc with the terms of rest (rebased onto its scale) merged in.
+Sum Algebra::finish_sum(Sum acc, std::vector<Term>& rest) {
+  note_terms(acc.terms.size() + rest.size());
+  sort_combine(rest);
+  merge_into(acc.terms, rest);
+  absorb(acc);
+  return acc;
+}
+
 Sum Algebra::add_many(std::vector<Sum>& parts) {
   std::size_t base = SIZE_MAX;
   for (std::size_t i = 0; i < parts.size(); ++i)
@@ -477,11 +486,7 @@ Sum Algebra::add_many(std::vector<Sum>& parts) {
       for (Term& t : parts[i].terms) rest.push_back(mul(ratio, t));
     }
   }
-  note_terms(acc.terms.size() + rest.size());
-  sort_combine(rest);
-  merge_into(acc.terms, rest);
-  absorb(acc);
-  return acc;
+  return finish_sum(std::move(acc), rest);
 }
 
 // The sum add_many makes of one-term sums (nonzero terms): the first is the
@@ -503,11 +508,7 @@ Sum Algebra::add_terms(const std::vector<const Term*>& ts) {
       rest.push_back(std::move(ratio));
     }
   }
-  note_terms(acc.terms.size() + rest.size());
-  sort_combine(rest);
-  merge_into(acc.terms, rest);
-  absorb(acc);
-  return acc;
+  return finish_sum(std::move(acc), rest);
 }
 
 Sum Algebra::mul(Sum a, const Term& t) {

@@ -211,6 +211,7 @@ class Algebra {
   MonoId ln2_pow_mono(std::int32_t k);  // ln2^k as a monomial
   std::int32_t known_constants_power(Rational* c, std::int32_t p);  // the rules on c * ln2^p
   void merge_into(std::vector<Term>& big, std::vector<Term>& small);
+  Sum finish_sum(Sum acc, std::vector<Term>& rest);
   void absorb(Sum& s);
   void sort_combine(std::vector<Term>& v);
   void note_terms(std::size_t n);

@@ -1,7 +1,6 @@
 #include "renaming.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 #include <vector>
 #include <utility>
 
@@ -176,12 +175,12 @@ std::uint32_t TensorBits::id(const std::string& tensor) {
 }
 
 // 0 is a valid mask (no symbols), so masks are stored with bit 31 set,
-// which is never a tensor's bit (TensorBits::bit gives 0 to 30).
+// which is never a tensor's bit (TensorBits::bit_of gives 0 to 30).
 constexpr std::uint64_t kTensorsDone = std::uint64_t(1) << 31;
 
 std::uint64_t RenamingMatcher::tensor_mask_of(Expr e) {
   std::uint64_t m = 0;
-  if (ctx_.op(e) == Op::Symbol) m = std::uint64_t(1) << std::min(tensor_id(e), TensorBits::kLastBit);
+  if (ctx_.op(e) == Op::Symbol) m = std::uint64_t(1) << TensorBits::bit_of(tensor_id(e));
   for (Expr c : ctx_.children(e)) {
     if (c.id >= tensors_.size() || tensors_[c.id] == 0) return 0;
     m |= tensors_[c.id];

@@ -29,8 +29,10 @@ namespace tileverify::detail {
 class TensorBits {
  public:
   std::uint32_t id(const std::string& tensor);  // 0, 1, 2, ... in order of first use
-  static constexpr std::uint32_t kLastBit = 30;  // masks are kept in 32 bits with a flag
-  unsigned bit(const std::string& tensor) { return std::min(id(tensor), kLastBit); }  // 30: the 31st tensor on, together
+  // The mask bit of tensor id: masks are kept in 32 bits with a flag, so
+  // the 31st tensor on share bit 30 (a conflict there may be no real one:
+  // a renaming is then not found, never wrongly found).
+  static std::uint32_t bit_of(std::uint32_t id) { return std::min(id, 30u); }
 
  private:
   std::mutex mutex_;
