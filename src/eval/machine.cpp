@@ -1327,6 +1327,21 @@ class Machine {
     return o.kind == Operand::Kind::Float ? constant_operand(o.index).id : kNoKey;
   }
 
+  // acc + a[0] b[0] + a[as] b[bs] + ... (k products): what k fmas in that
+  // order make. Symbolically, one running sum: the k - 1 partial sums the
+  // fmas would intern, nothing uses (an mma's accumulator chain).
+  V dot(V acc, const V* a, std::size_t as, const V* b, std::size_t bs, int k) {
+    if constexpr (kMemo) {
+      ExprContext& c = d_.context();
+      ExprContext::RunningSum s = c.running_sum(acc);
+      for (int q = 0; q < k; ++q) c.add_to(s, c.mul(a[std::size_t(q) * as], b[std::size_t(q) * bs]));
+      return c.sum_of(s);
+    } else {
+      for (int q = 0; q < k; ++q) acc = d_.fma(a[std::size_t(q) * as], b[std::size_t(q) * bs], acc);
+      return acc;
+    }
+  }
+
   // set(t, r, float_val(x)), field by field: building the value on the stack
   // and copying it whole stalls on store forwarding.
   void set_float(std::uint32_t t, std::uint32_t r, V x) {
@@ -1948,9 +1963,7 @@ class Machine {
     std::vector<V> acc(C);
     for (int r = 0; r < m; ++r)
       for (int c = 0; c < n; ++c)
-        for (int q = 0; q < k; ++q)
-          acc[std::size_t(r * n + c)] =
-              d_.fma(A[std::size_t(r * k + q)], B[std::size_t(q * n + c)], acc[std::size_t(r * n + c)]);
+        acc[std::size_t(r * n + c)] = dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], n, k);
     for (std::uint32_t t : group)
       for (int i = 0; i < nc; ++i) {
         warp::RowCol rc = warp::mma_c(shape, ty, int(t % 32), i);
@@ -2121,8 +2134,7 @@ class Machine {
     std::vector<V> acc = gather(2 + na + nb, int(nc) * per_c, per_c, per_c == 2 ? DType::F16 : DType::F32, m * n);
     for (int r = 0; r < m; ++r)
       for (int c = 0; c < n; ++c)
-        for (int q = 0; q < k; ++q)
-          acc[std::size_t(r * n + c)] = d_.fma(A[std::size_t(r * k + q)], B[std::size_t(q * n + c)], acc[std::size_t(r * n + c)]);
+        acc[std::size_t(r * n + c)] = dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], n, k);
     const int cap_d = int(in.dst.size()) * per_d;
     for (std::uint32_t t : group) {
       std::vector<V> slots(static_cast<std::size_t>(cap_d));

@@ -570,6 +570,64 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
   return r;
 }
 
+// A running sum takes t in place where add(sum, t) would go through
+// insert_operand (or add_uncached's case of two leaves): the node those
+// make is the sorted operands, which the sum keeps; anything else is the
+// add itself, on the sum interned.
+bool ExprContext::extend_sum(RunningSum& s, Expr t) const {
+  if (s.n + 1 > 16 || s.n > flatten_limit_) return false;
+  const std::uint32_t tb = like_base(t);
+  std::uint32_t i = s.n;
+  for (std::uint32_t j = 0; j < s.n; ++j)
+    if (like_base(Expr{s.kids[j]}) == tb) return false;
+  while (i > 0 && s.kids[i - 1] > t.id) {
+    s.kids[i] = s.kids[i - 1];
+    --i;
+  }
+  s.kids[i] = t.id;
+  ++s.n;
+  return true;
+}
+
+void ExprContext::add_to(RunningSum& s, Expr t) {
+  const bool leaf_t = leafish_for(Op::Add, op(t));
+  if (s.n > 0) {
+    if (leaf_t && extend_sum(s, t)) return;
+    s.acc = intern(Op::Add, 0, s.kids, s.n, 0, 0);
+    s.n = 0;
+  }
+  const Expr acc = s.acc;
+  // A sum over the flatten limit is one operand to the n-ary add, as a leaf
+  // is (the chunks of a long chain).
+  const bool leaf_acc =
+      leafish_for(Op::Add, op(acc)) || (op(acc) == Op::Add && nodes_[acc.id].n > flatten_limit_);
+  if (leaf_t && leaf_acc) {
+    if (like_base(acc) != like_base(t)) {
+      s.kids[0] = std::min(acc.id, t.id);
+      s.kids[1] = std::max(acc.id, t.id);
+      s.n = 2;
+      return;
+    }
+  } else if (leaf_t && op(acc) == Op::Add) {
+    const Node& g = nodes_[acc.id];
+    if (g.n + 1 <= 16) {
+      std::copy(kids_.data() + g.a, kids_.data() + g.a + g.n, s.kids);
+      s.n = g.n;
+      if (extend_sum(s, t)) return;
+      s.n = 0;
+    }
+  }
+  s.acc = add(acc, t);
+}
+
+Expr ExprContext::sum_of(RunningSum& s) {
+  if (s.n > 0) {
+    s.acc = intern(Op::Add, 0, s.kids, s.n, 0, 0);
+    s.n = 0;
+  }
+  return s.acc;
+}
+
 Expr ExprContext::mul(Expr a, Expr b) {
   if (a.id > b.id) std::swap(a, b);
   return memo_->cached(Op::Mul, a, b, nodes_.size(), [&] { return mul_uncached(a, b); });

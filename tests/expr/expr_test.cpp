@@ -224,6 +224,102 @@ TEST_CASE("joining one operand to a short sum or product gives the n-ary form") 
   CHECK(c.add(c.neg(y), s) == z);
 }
 
+// A pool of terms of every kind a sum treats apart: leaves, products, like
+// terms (c*t beside t), constants, infinities, and sums short and long.
+static std::vector<Expr> sum_terms(ExprContext& c) {
+  std::vector<Expr> p;
+  for (std::uint32_t i = 0; i < 6; ++i) p.push_back(c.symbol("x", i));
+  for (std::uint32_t i = 0; i < 6; ++i) p.push_back(c.mul(c.symbol("x", i), c.symbol("y", i)));
+  p.push_back(c.mul(c.constant(3), c.symbol("x", 0)));
+  p.push_back(c.neg(c.symbol("x", 1)));
+  p.push_back(c.neg(c.mul(c.symbol("x", 2), c.symbol("y", 2))));
+  p.push_back(c.constant(2));
+  p.push_back(c.zero());
+  p.push_back(c.neg_inf());
+  p.push_back(c.exp(c.symbol("x", 3)));
+  p.push_back(c.add(c.symbol("y", 0), c.symbol("y", 1)));
+  Expr big = c.zero();
+  for (std::uint32_t i = 0; i < 12; ++i) big = c.add(big, c.symbol("z", i));
+  p.push_back(big);
+  return p;
+}
+
+// The sequences: random draws from the pool, with runs of products (a dot
+// product's terms) that cross the flatten limit.
+static std::vector<std::vector<std::size_t>> sum_sequences(std::size_t pool) {
+  std::vector<std::vector<std::size_t>> seqs;
+  std::uint64_t r = 12345;
+  auto next = [&] {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    return std::size_t(r >> 33);
+  };
+  for (int k = 0; k < 300; ++k) {
+    std::vector<std::size_t> s;
+    const std::size_t len = 1 + next() % 40;
+    for (std::size_t i = 0; i < len; ++i) s.push_back(k % 3 == 0 ? 6 + next() % 6 : next() % pool);
+    seqs.push_back(s);
+  }
+  return seqs;
+}
+
+TEST_CASE("a running sum returns the handle the sequential adds return, at every prefix") {
+  for (std::size_t limit : {2, 4, 8, 20}) {
+    ExprContext c;
+    c.set_flatten_limit(limit);
+    const std::vector<Expr> pool = sum_terms(c);
+    for (const auto& seq : sum_sequences(pool.size())) {
+      for (Expr start : {c.zero(), pool[6], pool[18], pool[19], pool[0]}) {
+        std::vector<Expr> prefix;
+        Expr acc = start;
+        for (std::size_t i : seq) prefix.push_back(acc = c.add(acc, pool[i]));
+        ExprContext::RunningSum s = c.running_sum(start);
+        for (std::size_t i = 0; i < seq.size(); ++i) {
+          c.add_to(s, pool[seq[i]]);
+          if (i % 7 == 3) REQUIRE(c.sum_of(s) == prefix[i]);  // then goes on from the interned sum
+        }
+        REQUIRE(c.sum_of(s) == prefix.back());
+      }
+    }
+  }
+}
+
+TEST_CASE("a running sum interns no node the sequential adds would not, and skips a dot product's partial sums") {
+  for (std::size_t limit : {4, 8}) {
+    for (const auto& seq : sum_sequences(19)) {
+      // Built first in a context of its own: the same expression (printed)
+      // as the adds build, from no more nodes.
+      ExprContext a, b;
+      a.set_flatten_limit(limit);
+      b.set_flatten_limit(limit);
+      const std::vector<Expr> pa = sum_terms(a), pb = sum_terms(b);
+      const std::size_t before = a.size();
+      REQUIRE(before == b.size());
+      ExprContext::RunningSum s = a.running_sum(a.zero());
+      for (std::size_t i : seq) a.add_to(s, pa[i]);
+      const Expr ra = a.sum_of(s);
+      Expr rb = b.zero();
+      for (std::size_t i : seq) rb = b.add(rb, pb[i]);
+      REQUIRE(a.to_string(ra) == b.to_string(rb));
+      REQUIRE(a.size() <= b.size());
+    }
+  }
+  // 64 products: the adds intern 63 partial sums, the running sum one per 8
+  // terms (the node that the next chunk nests).
+  ExprContext c;
+  std::vector<Expr> p;
+  for (std::uint32_t i = 0; i < 64; ++i) p.push_back(c.mul(c.symbol("q", i), c.symbol("k", i)));
+  const std::size_t before = c.size();
+  ExprContext::RunningSum s = c.running_sum(c.zero());
+  for (Expr t : p) c.add_to(s, t);
+  const Expr r = c.sum_of(s);
+  CHECK(c.size() - before <= 9);
+  const std::size_t after = c.size();
+  Expr acc = c.zero();
+  for (Expr t : p) acc = c.add(acc, t);
+  CHECK(acc == r);
+  CHECK(c.size() - after >= 50);  // what the running sum did not build
+}
+
 // Nodes live in small windows of the node table (by their newest operand, or
 // by the id blocks of two leaf operands). A full window continues in a chain
 // of pair windows (by the blocks of the two newest operands), and a full chain
