@@ -196,6 +196,7 @@ class Machine {
       bad_launch("the program has " + std::to_string(p_.params.size()) + " parameters but the launch gives " +
                  std::to_string(l_.args.size()));
     r_ = std::uint32_t(p_.registers.size());
+    if constexpr (kMemo) find_chains();
     regs_.assign(std::size_t(n_) * r_, Val<V>{});
     constant_values_.assign(p_.constants.size(), V{});
     constant_made_.assign(p_.constants.size(), 0);
@@ -1275,6 +1276,120 @@ class Machine {
       for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
   }
 
+  // ------------------------------------------------------------ fma chains
+  // A dot product compiles to a chain of fmas, each adding one product to
+  // the sum the previous one made:
+  //   fma.rn.f32 %f43, %f11, %f12, %f104;
+  //   fma.rn.f32 %f44, %f13, %f14, %f43;  ...
+  //   fma.rn.f32 %f104, %f41, %f42, %f57;
+  // Symbolically each fma interns its partial sum, and nothing but the next
+  // fma reads it: in an attention kernel those were 40% of all nodes. Where
+  // the code shows that (the register one fma writes is written nowhere
+  // else and read only as the addend of the next fma, with no branch out of
+  // or into the code between them), the chain's products go into one
+  // ExprContext::RunningSum per thread, and the last fma writes what the
+  // sequential fmas would have: the same handle (see RunningSum). The
+  // registers in between are never written; nothing reads them.
+  //
+  // A member whose sources are not plain float values (an undefined
+  // register, float bits in an integer one), or that runs after an atomic
+  // returned a value (schedule marks), puts the sum so far into its addend
+  // register and runs the ordinary way, diagnostics included, and so do the
+  // rest of the chain's members in that pass.
+  struct ChainLink {
+    std::uint32_t chain = kNone;  // the chain's state slot (chains in flight at once get distinct slots)
+    bool first = false, last = false;
+  };
+  struct ChainState {
+    ExprContext::RunningSum sum;
+    bool active = false;  // the members so far went into sum
+  };
+
+  static bool chain_candidate(const Instr& in) {
+    return (in.op == Opcode::Fma || in.op == Opcode::Mad) && (in.type == DType::F32 || in.type == DType::F64) &&
+           in.guard < 0 && !in.saturate && in.dst.size() == 1 && in.src.size() == 3 &&
+           in.src[2].kind == Operand::Kind::Reg;
+  }
+
+  void find_chains() {
+    const std::vector<Instr>& code = p_.code;
+    std::vector<std::uint32_t> reads(r_, 0), writes(r_, 0), writer(r_, kNone);
+    std::vector<char> entered(code.size() + 1, 0);  // a branch target
+    for (std::uint32_t pc = 0; pc < code.size(); ++pc) {
+      const Instr& in = code[pc];
+      for (const Operand& o : in.src)
+        if (o.kind == Operand::Kind::Reg && o.index < r_) ++reads[o.index];
+      if (in.guard >= 0 && std::uint32_t(in.guard) < r_) ++reads[std::uint32_t(in.guard)];
+      for (std::uint32_t d : in.dst)
+        if (d < r_) ++writes[d], writer[d] = pc;
+      if (in.op == Opcode::Bra && in.target < entered.size()) entered[in.target] = 1;
+    }
+    // prev[j]: the member before j (kNone: none).
+    std::vector<std::uint32_t> prev(code.size(), kNone), next(code.size(), kNone);
+    for (std::uint32_t j = 0; j < code.size(); ++j) {
+      const Instr& in = code[j];
+      if (!chain_candidate(in)) continue;
+      const std::uint32_t r = in.src[2].index;
+      if (r >= r_ || reads[r] != 1 || writes[r] != 1 || writer[r] >= j) continue;
+      const std::uint32_t i = writer[r];
+      if (!chain_candidate(code[i])) continue;
+      bool straight = true;  // no way out of or into (i, j]
+      for (std::uint32_t k = i + 1; k <= j && straight; ++k)
+        straight = !entered[k] && (k == j || (code[k].op != Opcode::Bra && code[k].op != Opcode::Ret &&
+                                              code[k].op != Opcode::Trap));
+      if (!straight) continue;
+      prev[j] = i;
+      next[i] = j;
+    }
+    // Slots: a chain takes the first slot whose last chain ended before it
+    // began (a thread is in at most one chain of a slot at a time).
+    std::vector<std::uint32_t> slot_end;  // per slot: the last pc of its latest chain
+    for (std::uint32_t pc = 0; pc < code.size(); ++pc) {
+      if (prev[pc] != kNone || next[pc] == kNone) continue;  // not a chain's first member
+      std::uint32_t last = pc;
+      while (next[last] != kNone) last = next[last];
+      std::uint32_t slot = 0;
+      while (slot < slot_end.size() && slot_end[slot] >= pc) ++slot;
+      if (slot == slot_end.size()) slot_end.push_back(0);
+      slot_end[slot] = last;
+      if (chain_of_.empty()) chain_of_.assign(code.size(), ChainLink{});
+      for (std::uint32_t k = pc; k != kNone; k = next[k]) chain_of_[k] = ChainLink{slot, k == pc, k == last};
+    }
+    chain_slots_ = std::uint32_t(slot_end.size());
+  }
+
+  // Runs chain member `in` into the thread's running sum; false: run it the
+  // ordinary way (the sum so far is in its addend register then).
+  bool chain_step(std::uint32_t t, const Instr& in, const ChainLink& link) {
+    if (chain_state_.empty()) chain_state_.resize(std::size_t(n_) * chain_slots_);
+    ChainState& st = chain_state_[std::size_t(t) * chain_slots_ + link.chain];
+    ExprContext& c = d_.context();
+    std::uint32_t ka = kNoKey, kb = kNoKey, kc = kNoKey;
+    if (link.first) {
+      st.active = false;
+      if (!sched_marks_ && (kc = plain_float(t, in.src[2])) != kNoKey) {
+        st.sum = c.running_sum(Expr{kc});
+        st.active = true;
+      }
+    }
+    if (!st.active) return false;
+    if (sched_marks_ || (ka = plain_float(t, in.src[0])) == kNoKey || (kb = plain_float(t, in.src[1])) == kNoKey) {
+      st.active = false;
+      if (!link.first) set_float(t, in.src[2].index, V{c.sum_of(st.sum)});
+      return false;
+    }
+    c.add_to(st.sum, c.mul(Expr{ka}, Expr{kb}));
+    if (link.last) {
+      set_float(t, in.dst[0], V{c.sum_of(st.sum)});
+      st.active = false;
+    }
+    return true;
+  }
+
+  std::vector<ChainLink> chain_of_;  // per pc; empty: the program has no chain
+  std::uint32_t chain_slots_ = 0;
+  std::vector<ChainState> chain_state_;  // per thread and slot, made on first use
+
   // ------------------------------------------------------------ symbolic memo
   // The threads of a CTA often compute the very same values: in an online
   // softmax every thread recomputes the running max and the rescaled
@@ -1483,6 +1598,9 @@ class Machine {
 
   void compute(std::uint32_t t, const Instr& in) {
     if constexpr (kMemo) {
+      if (!chain_of_.empty() && chain_of_[std::size_t(&in - p_.code.data())].chain != kNone &&
+          chain_step(t, in, chain_of_[std::size_t(&in - p_.code.data())]))
+        return;
       // One thread has no other thread to follow: its repeats are the
       // context's to find.
       if (n_ > 1 && memo_compute(t, in)) return;
