@@ -1598,9 +1598,10 @@ class Machine {
 
   void compute(std::uint32_t t, const Instr& in) {
     if constexpr (kMemo) {
-      if (!chain_of_.empty() && chain_of_[std::size_t(&in - p_.code.data())].chain != kNone &&
-          chain_step(t, in, chain_of_[std::size_t(&in - p_.code.data())]))
-        return;
+      if (!chain_of_.empty()) {
+        const ChainLink& link = chain_of_[std::size_t(&in - p_.code.data())];
+        if (link.chain != kNone && chain_step(t, in, link)) return;
+      }
       // One thread has no other thread to follow: its repeats are the
       // context's to find.
       if (n_ > 1 && memo_compute(t, in)) return;
@@ -2081,7 +2082,8 @@ class Machine {
     std::vector<V> acc(C);
     for (int r = 0; r < m; ++r)
       for (int c = 0; c < n; ++c)
-        acc[std::size_t(r * n + c)] = dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], n, k);
+        acc[std::size_t(r * n + c)] =
+            dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], std::size_t(n), k);
     for (std::uint32_t t : group)
       for (int i = 0; i < nc; ++i) {
         warp::RowCol rc = warp::mma_c(shape, ty, int(t % 32), i);
@@ -2252,7 +2254,8 @@ class Machine {
     std::vector<V> acc = gather(2 + na + nb, int(nc) * per_c, per_c, per_c == 2 ? DType::F16 : DType::F32, m * n);
     for (int r = 0; r < m; ++r)
       for (int c = 0; c < n; ++c)
-        acc[std::size_t(r * n + c)] = dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], n, k);
+        acc[std::size_t(r * n + c)] =
+            dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], std::size_t(n), k);
     const int cap_d = int(in.dst.size()) * per_d;
     for (std::uint32_t t : group) {
       std::vector<V> slots(static_cast<std::size_t>(cap_d));
