@@ -1285,8 +1285,8 @@ class Machine {
   // Symbolically each fma interns its partial sum, and nothing but the next
   // fma reads it: in an attention kernel those were 40% of all nodes. Where
   // the code shows that (the register one fma writes is written nowhere
-  // else and read only as the addend of the next fma, with no branch out of
-  // or into the code between them), the chain's products go into one
+  // else and read only as the addend of the next fma, and no branch leads
+  // into the code between them), the chain's products go into one
   // ExprContext::RunningSum per thread, and the last fma writes what the
   // sequential fmas would have: the same handle (see RunningSum). The
   // registers in between are never written; nothing reads them.
@@ -1324,6 +1324,13 @@ class Machine {
         if (d < r_) ++writes[d], writer[d] = pc;
       if (in.op == Opcode::Bra && in.target < entered.size()) entered[in.target] = 1;
     }
+    // last_entry[k]: the last branch target <= k (0 if none). Members i < j
+    // link only where none lies in (i, j]: a thread that reached j from
+    // elsewhere would find no running sum. Leaving between them is harmless
+    // (a branch, a ret): what i wrote is read by j alone, and the thread's
+    // next pass through the chain starts at its first member.
+    std::vector<std::uint32_t> last_entry(code.size(), 0);
+    for (std::uint32_t k = 1; k < code.size(); ++k) last_entry[k] = entered[k] ? k : last_entry[k - 1];
     // prev[j]: the member before j (kNone: none).
     std::vector<std::uint32_t> prev(code.size(), kNone), next(code.size(), kNone);
     for (std::uint32_t j = 0; j < code.size(); ++j) {
@@ -1332,12 +1339,7 @@ class Machine {
       const std::uint32_t r = in.src[2].index;
       if (r >= r_ || reads[r] != 1 || writes[r] != 1 || writer[r] >= j) continue;
       const std::uint32_t i = writer[r];
-      if (!chain_candidate(code[i])) continue;
-      bool straight = true;  // no way out of or into (i, j]
-      for (std::uint32_t k = i + 1; k <= j && straight; ++k)
-        straight = !entered[k] && (k == j || (code[k].op != Opcode::Bra && code[k].op != Opcode::Ret &&
-                                              code[k].op != Opcode::Trap));
-      if (!straight) continue;
+      if (!chain_candidate(code[i]) || last_entry[j] > i) continue;
       prev[j] = i;
       next[i] = j;
     }

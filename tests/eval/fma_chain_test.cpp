@@ -310,3 +310,47 @@ TEST_CASE("an fma chain member skipped by its guard leaves its register unwritte
   CHECK(r.diagnostics[0].text().find("uninitialized") != std::string::npos);
   CHECK(r.diagnostics[0].text().find("thread 1") != std::string::npos);
 }
+
+TEST_CASE("a thread that leaves an fma chain midway and comes back gets the sequential sums") {
+  // Two passes of: a1 = x0 y0; a2 = x1 y1 + a1; @leave bra out; a3 = x2 y2 +
+  // a2; a4 = x3 y3 + a3; out[tid] = a4; bra next; out: out[tid] = a2; next:
+  // Thread 1 leaves in the first pass (its running sum is left as it was)
+  // and stays in the second; thread 0 the other way round.
+  Dot d;
+  Reg zero = d.b.fimm(Rational(0));
+  Reg i = d.b.imm(DType::U32, 0), one = d.b.imm(DType::U32, 1), two = d.b.imm(DType::U32, 2);
+  auto top = d.b.label(), out = d.b.label(), next = d.b.label();
+  d.b.place(top);
+  Reg x[4], y[4], a[5];
+  for (int k = 0; k < 4; ++k) {
+    x[k] = d.in(d.x, k, false, 4);
+    y[k] = d.in(d.y, k, false, 4);
+  }
+  a[0] = zero;
+  for (int k = 1; k <= 4; ++k) a[k] = d.b.reg(DType::F32);
+  Reg leave = d.b.setp(Cmp::EQ, d.b.add(d.tid, i), one);  // thread 1 in pass 0, thread 0 in pass 1
+  d.b.emit(fma_into(a[1], x[0], y[0], a[0]));
+  d.b.emit(fma_into(a[2], x[1], y[1], a[1]));
+  d.b.bra_if(leave, out);
+  d.b.emit(fma_into(a[3], x[2], y[2], a[2]));
+  d.b.emit(fma_into(a[4], x[3], y[3], a[3]));
+  d.b.store(d.out, d.tid, a[4]);
+  d.b.bra(next);
+  d.b.place(out);
+  d.b.store(d.out, d.b.add(d.tid, two), a[1]);  // a1 is read here too: a2's chain starts at a2
+  d.b.place(next);
+  d.b.assign(Opcode::Add, i, i, one);
+  d.b.bra_if(d.b.setp(Cmp::LT, i, two), top);
+  const Program p = d.b.finish();
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(p, dot_launch(2, 4, 4), dom);
+  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
+  REQUIRE(r.ok());
+  const std::vector<Expr> o = outputs(r);
+  const Expr zero_e = dom.constant(Rational(0));
+  CHECK(o[0] == sequential(dom, 0, 4, zero_e));
+  CHECK(o[1] == sequential(dom, 0, 4, zero_e));
+  CHECK(o[2] == sequential(dom, 0, 1, zero_e));
+  CHECK(o[3] == sequential(dom, 0, 1, zero_e));
+}
