@@ -50,6 +50,14 @@ Launch dot_launch(std::uint32_t threads, std::uint64_t xs, std::uint64_t outs) {
   return l;
 }
 
+// A symbolic run that must succeed (the first diagnostic is shown if not).
+RunResult<SymbolicDomain> run_ok(const Program& p, const Launch& l, SymbolicDomain& dom) {
+  auto r = run_program(p, l, dom);
+  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
+  REQUIRE(r.ok());
+  return r;
+}
+
 std::vector<Expr> outputs(const RunResult<SymbolicDomain>& r) {
   std::vector<Expr> v;
   for (const auto& e : r.outputs.at("out")) {
@@ -85,9 +93,7 @@ TEST_CASE("an fma chain gives the handle the sequential fmas build, without thei
 
       ExprContext c;
       SymbolicDomain dom(c);
-      auto r = run_program(p, l, dom);
-      INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-      REQUIRE(r.ok());
+      auto r = run_ok(p, l, dom);
       CHECK(r.stats.thread_instructions > std::uint64_t(n) * threads);  // every fma still counts as executed
       const std::vector<Expr> out = outputs(r);
       const std::size_t nodes = c.size();
@@ -160,9 +166,7 @@ TEST_CASE("fma chains stop where the code could see a partial sum or enter the c
     const Program p = d.b.finish();
     ExprContext c;
     SymbolicDomain dom(c);
-    auto r = run_program(p, dot_launch(1, n, std::uint64_t(v.outs)), dom);
-    INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-    REQUIRE(r.ok());
+    auto r = run_ok(p, dot_launch(1, n, std::uint64_t(v.outs)), dom);
     const std::vector<Expr> out = outputs(r);
     const Expr zero = dom.constant(Rational(0));
     if (std::string(v.name) == "a partial sum stored as well") {
@@ -203,9 +207,7 @@ TEST_CASE("interleaved fma chains (two accumulators) each keep their own running
     const Program p = d.b.finish();
     ExprContext c;
     SymbolicDomain dom(c);
-    auto r = run_program(p, dot_launch(threads, std::uint64_t(n) * threads, 2 * threads), dom);
-    INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-    REQUIRE(r.ok());
+    auto r = run_ok(p, dot_launch(threads, std::uint64_t(n) * threads, 2 * threads), dom);
     const std::vector<Expr> out = outputs(r);
     for (std::uint32_t t = 0; t < threads; ++t) {
       Expr ea = dom.constant(Rational(0)), eb = dom.constant(Rational(1));
@@ -220,49 +222,40 @@ TEST_CASE("interleaved fma chains (two accumulators) each keep their own running
   }
 }
 
+// out[0] = the sum of x_i * y[i], i < n, by n fmas into fresh registers, fma
+// i at dot.cu line 100 + i; x_i is x[i], but for i == odd_at the register
+// odd() makes.
+static Program dot_with_odd_source(std::int64_t n, std::int64_t odd_at, const std::function<Reg(ProgramBuilder&)>& odd) {
+  Dot d;
+  Reg acc = d.b.fimm(Rational(0));
+  for (std::int64_t i = 0; i < n; ++i) {
+    Reg x = i == odd_at ? odd(d.b) : d.in(d.x, i, false, n);
+    Reg y = d.in(d.y, i, false, n), next = d.b.reg(DType::F32);
+    d.b.at({"dot.cu", std::uint32_t(100 + i), 1});
+    d.b.emit(fma_into(next, x, y, acc));
+    acc = next;
+  }
+  d.b.store_at(d.out, 0, acc);
+  return d.b.finish();
+}
+
 TEST_CASE("an fma chain member that reads no plain float value runs the ordinary way") {
   constexpr std::int64_t n = 12;
+  ExprContext c;
+  SymbolicDomain dom(c);
   SUBCASE("float bits from an integer register: the chain goes on the ordinary way, with the same value") {
-    Dot d;
-    Reg acc = d.b.fimm(Rational(0));
-    for (std::int64_t i = 0; i < n; ++i) {
-      Reg x = i == 5 ? d.b.fbits(0x40000000u) : d.in(d.x, i, false, n);  // 2.0f as bits
-      Reg next = d.b.reg(DType::F32);
-      d.b.emit(fma_into(next, x, d.in(d.y, i, false, n), acc));
-      acc = next;
-    }
-    d.b.store_at(d.out, 0, acc);
-    const Program p = d.b.finish();
-    ExprContext c;
-    SymbolicDomain dom(c);
-    auto r = run_program(p, dot_launch(1, n, 1), dom);
-    INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-    REQUIRE(r.ok());
+    const Program p = dot_with_odd_source(n, 5, [](ProgramBuilder& b) { return b.fbits(0x40000000u); });  // 2.0f
+    auto r = run_ok(p, dot_launch(1, n, 1), dom);
     Expr e = dom.constant(Rational(0));
     for (std::uint32_t i = 0; i < n; ++i)
       e = dom.fma(i == 5 ? dom.constant(Rational(2)) : dom.input("x", i), dom.input("y", i), e);
     CHECK(outputs(r)[0] == e);
   }
   SUBCASE("an undefined register: reported at that fma, as without chains") {
-    Dot d;
-    Reg acc = d.b.fimm(Rational(0));
-    std::uint32_t bad_line = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      Reg x = i == 6 ? d.b.reg(DType::F32) : d.in(d.x, i, false, n);  // never written
-      Reg y = d.in(d.y, i, false, n);
-      Reg next = d.b.reg(DType::F32);
-      d.b.at({"dot.cu", std::uint32_t(100 + i), 1});
-      if (i == 6) bad_line = std::uint32_t(100 + i);
-      d.b.emit(fma_into(next, x, y, acc));
-      acc = next;
-    }
-    d.b.store_at(d.out, 0, acc);
-    const Program p = d.b.finish();
-    ExprContext c;
-    SymbolicDomain dom(c);
+    const Program p = dot_with_odd_source(n, 6, [](ProgramBuilder& b) { return b.reg(DType::F32); });  // never written
     auto r = run_program(p, dot_launch(1, n, 1), dom);
     REQUIRE(!r.diagnostics.empty());
-    CHECK(r.diagnostics[0].text().find("dot.cu:" + std::to_string(bad_line)) != std::string::npos);
+    CHECK(r.diagnostics[0].text().find("dot.cu:106") != std::string::npos);
   }
 }
 
@@ -286,9 +279,7 @@ TEST_CASE("a loop that enters an fma chain midway runs its members the ordinary 
   const Program p = d.b.finish();
   ExprContext c;
   SymbolicDomain dom(c);
-  auto r = run_program(p, dot_launch(1, 3, 1), dom);
-  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-  REQUIRE(r.ok());
+  auto r = run_ok(p, dot_launch(1, 3, 1), dom);
   CHECK(outputs(r)[0] == sequential(dom, 0, 3, dom.constant(Rational(0))));
 }
 
@@ -344,9 +335,7 @@ TEST_CASE("a thread that leaves an fma chain midway and comes back gets the sequ
   const Program p = d.b.finish();
   ExprContext c;
   SymbolicDomain dom(c);
-  auto r = run_program(p, dot_launch(2, 4, 4), dom);
-  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
-  REQUIRE(r.ok());
+  auto r = run_ok(p, dot_launch(2, 4, 4), dom);
   const std::vector<Expr> o = outputs(r);
   const Expr zero_e = dom.constant(Rational(0));
   CHECK(o[0] == sequential(dom, 0, 4, zero_e));
