@@ -825,6 +825,21 @@ int Report::exit_code() const {
   return 4;
 }
 
+namespace {
+
+// The first `most` entries of a counterexample's ", "-separated input
+// values: an attention kernel's has 65 K of them (half a megabyte on one
+// line), which the JSON report keeps whole.
+std::string first_inputs(const std::string& list, std::size_t most) {
+  std::size_t count = 1, cut = std::string::npos;
+  for (std::size_t pos = list.find(", "); pos != std::string::npos; pos = list.find(", ", pos + 2))
+    if (count++ == most) cut = pos;
+  if (cut == std::string::npos) return list;
+  return list.substr(0, cut) + ", ... (" + std::to_string(count) + " inputs in all; --json lists every one)";
+}
+
+}  // namespace
+
 std::string Report::text() const {
   std::ostringstream os;
   switch (verdict) {
@@ -866,7 +881,7 @@ std::string Report::text() const {
     if (verdict == Outcome::PayloadsDiffer) {
       os << "  " << mismatch->why << "\n";
     } else if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
-      os << "  counterexample: " << mismatch->why << "\n";
+      os << "  counterexample: " << first_inputs(mismatch->why, 24) << "\n";
       os << "    ref gives " << mismatch->counterexample.lhs_value << "\n";
       os << "    opt gives " << mismatch->counterexample.rhs_value << "\n";
     } else if (!mismatch->why.empty()) {

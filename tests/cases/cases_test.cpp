@@ -55,6 +55,18 @@ TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
   CHECK(ne.exit_code() == 1);
   CHECK(ne.json().find("\"counterexample\"") != std::string::npos);
   CHECK(ne.text().find("first differing output: y[0]") != std::string::npos);
+  {
+    // A counterexample over 128 inputs: the text names the first 24, the
+    // JSON every one (an attention kernel's has 65 K).
+    auto wide = tileverify::check_equivalence(*tileverify::load_spec(
+        (fs::path(TILEVERIFY_TEST_DIR) / ".." / "examples" / "kernels" / "softmax" / "online_norescale.json").string()).spec);
+    REQUIRE(wide.verdict == tileverify::Outcome::NotEquivalent);
+    CHECK(wide.text().find("x[23] = ") != std::string::npos);
+    CHECK(wide.text().find("x[24] = ") == std::string::npos);
+    CHECK(wide.text().find("... (128 inputs in all; --json lists every one)") != std::string::npos);
+    CHECK(wide.json().find("x[127] = ") != std::string::npos);
+    CHECK(ne.text().find("inputs in all") == std::string::npos);  // 4 inputs: all shown
+  }
   // The first refutation ends the check: the other outputs are not decided.
   CHECK(ne.stats.outputs_compared >= 1);
   CHECK(ne.stats.outputs_compared < 128);
