@@ -1313,6 +1313,9 @@ class Machine {
 
   void find_chains() {
     const std::vector<Instr>& code = p_.code;
+    // Most small kernels have no two fmas: no tables to make (a one-thread
+    // reduction's whole symbolic run is 20 us).
+    if (std::count_if(code.begin(), code.end(), chain_candidate) < 2) return;
     std::vector<std::uint32_t> reads(r_, 0), writes(r_, 0), writer(r_, kNone);
     std::vector<char> entered(code.size() + 1, 0);  // a branch target
     for (std::uint32_t pc = 0; pc < code.size(); ++pc) {
