@@ -265,7 +265,7 @@ class ExprContext {
                    std::vector<std::uint32_t>& kids);
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr insert_operand(Op kind, Expr x, Expr g);
-  bool extend_sum(RunningSum& s, Expr t) const;  // t into s's operands, as insert_operand would
+  bool join_operand(Op kind, std::uint32_t* kids, std::uint32_t& n, Expr x) const;  // x into sorted operands
   Expr add_uncached(Expr a, Expr b);  // a.id <= b.id
   Expr mul_uncached(Expr a, Expr b);
   Expr max_min(Op op, const std::vector<Expr>& args);

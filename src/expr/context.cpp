@@ -524,27 +524,34 @@ std::uint32_t ExprContext::like_base(Expr e) const {
 // x joined to a short sum or product g of the same kind (x neither of that
 // kind nor a constant or infinity): g's operands are already canonical, so
 // the result is g's operands with x inserted in order, which is what the
-// n-ary form would build, without its temporary vectors. Sums must not get
-// a like term (c*t next to t); the n-ary form combines those. Returns an
-// invalid Expr when the case does not apply.
+// n-ary form would build, without its temporary vectors. Returns an invalid
+// Expr when the case does not apply (see join_operand).
 Expr ExprContext::insert_operand(Op kind, Expr x, Expr g) {
   const Node& gn = nodes_[g.id];
-  if (gn.n + 1 > 16 || gn.n > flatten_limit_) return Expr{};
+  if (gn.n >= 16) return Expr{};
   std::uint32_t kids[16];
-  const std::uint32_t xb = kind == Op::Add ? like_base(x) : 0;
-  std::uint32_t n = 0;
-  bool placed = false;
-  for (std::uint32_t i = 0; i < gn.n; ++i) {
-    std::uint32_t k = kids_[gn.a + i];
-    if (kind == Op::Add && like_base(Expr{k}) == xb) return Expr{};
-    if (!placed && x.id < k) {
-      kids[n++] = x.id;
-      placed = true;
-    }
-    kids[n++] = k;
-  }
-  if (!placed) kids[n++] = x.id;
+  std::uint32_t n = gn.n;
+  std::copy(kids_.data() + gn.a, kids_.data() + gn.a + n, kids);
+  if (!join_operand(kind, kids, n, x)) return Expr{};
   return intern(kind, 0, kids, n, 0, 0);
+}
+
+// Inserts x into kids[0..n), the ascending operands of a sum or product, as
+// the n-ary form would place it; false where the n-ary form would do more:
+// flatten no further (n over the flatten limit; 16 slots), or, for a sum,
+// combine x with a like term (c*t next to t).
+bool ExprContext::join_operand(Op kind, std::uint32_t* kids, std::uint32_t& n, Expr x) const {
+  if (n + 1 > 16 || n > flatten_limit_) return false;
+  if (kind == Op::Add) {
+    const std::uint32_t xb = like_base(x);
+    for (std::uint32_t j = 0; j < n; ++j)
+      if (like_base(Expr{kids[j]}) == xb) return false;
+  }
+  std::uint32_t i = n;
+  for (; i > 0 && kids[i - 1] > x.id; --i) kids[i] = kids[i - 1];
+  kids[i] = x.id;
+  ++n;
+  return true;
 }
 
 Expr ExprContext::add(Expr a, Expr b) {
@@ -574,25 +581,10 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
 // insert_operand (or add_uncached's case of two leaves): the node those
 // make is the sorted operands, which the sum keeps; anything else is the
 // add itself, on the sum interned.
-bool ExprContext::extend_sum(RunningSum& s, Expr t) const {
-  if (s.n + 1 > 16 || s.n > flatten_limit_) return false;
-  const std::uint32_t tb = like_base(t);
-  std::uint32_t i = s.n;
-  for (std::uint32_t j = 0; j < s.n; ++j)
-    if (like_base(Expr{s.kids[j]}) == tb) return false;
-  while (i > 0 && s.kids[i - 1] > t.id) {
-    s.kids[i] = s.kids[i - 1];
-    --i;
-  }
-  s.kids[i] = t.id;
-  ++s.n;
-  return true;
-}
-
 void ExprContext::add_to(RunningSum& s, Expr t) {
   const bool leaf_t = leafish_for(Op::Add, op(t));
   if (s.n > 0) {
-    if (leaf_t && extend_sum(s, t)) return;
+    if (leaf_t && join_operand(Op::Add, s.kids, s.n, t)) return;
     s.acc = intern(Op::Add, 0, s.kids, s.n, 0, 0);
     s.n = 0;
   }
@@ -610,10 +602,10 @@ void ExprContext::add_to(RunningSum& s, Expr t) {
     }
   } else if (leaf_t && op(acc) == Op::Add) {
     const Node& g = nodes_[acc.id];
-    if (g.n + 1 <= 16) {
+    if (g.n < 16) {
       std::copy(kids_.data() + g.a, kids_.data() + g.a + g.n, s.kids);
       s.n = g.n;
-      if (extend_sum(s, t)) return;
+      if (join_operand(Op::Add, s.kids, s.n, t)) return;
       s.n = 0;
     }
   }
