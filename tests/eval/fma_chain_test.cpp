@@ -39,6 +39,18 @@ struct Dot {
     }
     return r;
   }
+  // The code from two_passes() to end_passes() runs twice, `pass` 0 then 1.
+  Reg pass;
+  ProgramBuilder::Label pass_top;
+  void two_passes() {
+    pass = b.imm(DType::U32, 0);
+    pass_top = b.label();
+    b.place(pass_top);
+  }
+  void end_passes() {
+    b.assign(Opcode::Add, pass, pass, b.imm(DType::U32, 1));
+    b.bra_if(b.setp(Cmp::LT, pass, b.imm(DType::U32, 2)), pass_top);
+  }
 };
 
 Launch dot_launch(std::uint32_t threads, std::uint64_t xs, std::uint64_t outs) {
@@ -267,15 +279,12 @@ TEST_CASE("a loop that enters an fma chain midway runs its members the ordinary 
   Reg x0 = d.in(d.x, 0, false, 3), y0 = d.in(d.y, 0, false, 3);
   Reg x1 = d.in(d.x, 1, false, 3), y1 = d.in(d.y, 1, false, 3);
   Reg x2 = d.in(d.x, 2, false, 3), y2 = d.in(d.y, 2, false, 3);
-  Reg i = d.b.imm(DType::U32, 0), one = d.b.imm(DType::U32, 1), two = d.b.imm(DType::U32, 2);
   d.b.emit(fma_into(a1, x0, y0, zero));
-  auto top = d.b.label();
-  d.b.place(top);
+  d.two_passes();
   d.b.emit(fma_into(a2, x1, y1, a1));
   d.b.emit(fma_into(a3, x2, y2, a2));
   d.b.store_at(d.out, 0, a3);
-  d.b.assign(Opcode::Add, i, i, one);
-  d.b.bra_if(d.b.setp(Cmp::LT, i, two), top);
+  d.end_passes();
   const Program p = d.b.finish();
   ExprContext c;
   SymbolicDomain dom(c);
@@ -309,9 +318,9 @@ TEST_CASE("a thread that leaves an fma chain midway and comes back gets the sequ
   // and stays in the second; thread 0 the other way round.
   Dot d;
   Reg zero = d.b.fimm(Rational(0));
-  Reg i = d.b.imm(DType::U32, 0), one = d.b.imm(DType::U32, 1), two = d.b.imm(DType::U32, 2);
-  auto top = d.b.label(), out = d.b.label(), next = d.b.label();
-  d.b.place(top);
+  Reg one = d.b.imm(DType::U32, 1), two = d.b.imm(DType::U32, 2);
+  auto out = d.b.label(), next = d.b.label();
+  d.two_passes();
   Reg x[4], y[4], a[5];
   for (int k = 0; k < 4; ++k) {
     x[k] = d.in(d.x, k, false, 4);
@@ -319,7 +328,7 @@ TEST_CASE("a thread that leaves an fma chain midway and comes back gets the sequ
   }
   a[0] = zero;
   for (int k = 1; k <= 4; ++k) a[k] = d.b.reg(DType::F32);
-  Reg leave = d.b.setp(Cmp::EQ, d.b.add(d.tid, i), one);  // thread 1 in pass 0, thread 0 in pass 1
+  Reg leave = d.b.setp(Cmp::EQ, d.b.add(d.tid, d.pass), one);  // thread 1 in pass 0, thread 0 in pass 1
   d.b.emit(fma_into(a[1], x[0], y[0], a[0]));
   d.b.emit(fma_into(a[2], x[1], y[1], a[1]));
   d.b.bra_if(leave, out);
@@ -330,8 +339,7 @@ TEST_CASE("a thread that leaves an fma chain midway and comes back gets the sequ
   d.b.place(out);
   d.b.store(d.out, d.b.add(d.tid, two), a[1]);  // a1 is read here too: a2's chain starts at a2
   d.b.place(next);
-  d.b.assign(Opcode::Add, i, i, one);
-  d.b.bra_if(d.b.setp(Cmp::LT, i, two), top);
+  d.end_passes();
   const Program p = d.b.finish();
   ExprContext c;
   SymbolicDomain dom(c);
