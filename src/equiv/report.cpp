@@ -1,0 +1,172 @@
+// Reports: the verdict's exit code, the text for people and the JSON.
+#include "tileverify/equiv.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace tileverify {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Equivalent: return "equivalent";
+    case Outcome::NotEquivalent: return "not_equivalent";
+    case Outcome::Race: return "race";
+    case Outcome::Deadlock: return "deadlock";
+    case Outcome::OutOfBounds: return "out_of_bounds";
+    case Outcome::Uninitialized: return "uninitialized";
+    case Outcome::Unsupported: return "unsupported";
+    case Outcome::Unknown: return "unknown";
+    case Outcome::Ok: return "ok";
+    case Outcome::Error: return "error";
+    case Outcome::Trap: return "trap";
+    case Outcome::PayloadsAgree: return "payloads_agree";
+    case Outcome::PayloadsDiffer: return "payloads_differ";
+  }
+  return "error";
+}
+
+
+int Report::exit_code() const {
+  switch (verdict) {
+    case Outcome::Equivalent:
+    case Outcome::PayloadsAgree:
+    case Outcome::Ok: return 0;
+    case Outcome::PayloadsDiffer:
+    case Outcome::NotEquivalent: return 1;
+    case Outcome::Race:
+    case Outcome::Deadlock:
+    case Outcome::OutOfBounds:
+    case Outcome::Uninitialized:
+    case Outcome::Trap: return 2;
+    case Outcome::Unsupported:
+    case Outcome::Unknown: return 3;
+    case Outcome::Error: return 4;
+  }
+  return 4;
+}
+
+namespace {
+
+// The first `most` entries of a counterexample's ", "-separated input
+// values: an attention kernel's has 65 K of them (half a megabyte on one
+// line), which the JSON report keeps whole.
+std::string first_inputs(const std::string& list, std::size_t most) {
+  std::size_t count = 1, cut = std::string::npos;
+  for (std::size_t pos = list.find(", "); pos != std::string::npos; pos = list.find(", ", pos + 2))
+    if (count++ == most) cut = pos;
+  if (cut == std::string::npos) return list;
+  return list.substr(0, cut) + ", ... (" + std::to_string(count) + " inputs in all; --json lists every one)";
+}
+
+}  // namespace
+
+std::string Report::text() const {
+  std::ostringstream os;
+  switch (verdict) {
+    case Outcome::Equivalent:
+      os << "EQUIVALENT: every output element is the same function of the inputs (" << stats.proved << " of "
+         << stats.outputs_compared << " proved)\n";
+      break;
+    case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
+    case Outcome::Trap: os << "UNSAFE (trap): a thread reaches a failed assert() or a trap\n"; break;
+    case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
+    case Outcome::PayloadsAgree:
+      os << "PAYLOADS AGREE: bit-identical FpSan payloads on all " << stats.outputs_compared << " outputs for "
+         << stats.trials << " random inputs (evidence, not a proof: `tileverify equiv` proves)\n";
+      break;
+    case Outcome::PayloadsDiffer: os << "PAYLOADS DIFFER\n"; break;
+    case Outcome::Unknown:
+      os << "UNKNOWN: not every output could be decided";
+      if (stats.outputs_compared) os << " (" << stats.proved << " of " << stats.outputs_compared << " proved)";
+      os << "\n";
+      break;
+    case Outcome::Error:
+      // Launch errors come as diagnostics (below), with the kernel they concern.
+      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
+      break;
+    case Outcome::Unsupported:
+      os << "UNSUPPORTED: outside what tileverify verifies\n";
+      if (!error.empty()) os << "  " << error << "\n";
+      break;
+    default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
+  }
+  for (const Diagnostic& d : diagnostics) os << d.text();
+  if (mismatch) {
+    os << (verdict == Outcome::Unknown ? "  first undecided output: " : "  first differing output: ") << mismatch->output << "[" << mismatch->element << "]";
+    if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)
+      os << " (CTA " << mismatch->cta.x << "," << mismatch->cta.y << "," << mismatch->cta.z << ")";
+    os << "\n";
+    os << "    ref: " << mismatch->ref_expr << "\n";
+    os << "    opt: " << mismatch->opt_expr << "\n";
+    if (verdict == Outcome::PayloadsDiffer) {
+      os << "  " << mismatch->why << "\n";
+    } else if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
+      os << "  counterexample: " << first_inputs(mismatch->why, 24) << "\n";
+      os << "    ref gives " << mismatch->counterexample.lhs_value << "\n";
+      os << "    opt gives " << mismatch->counterexample.rhs_value << "\n";
+    } else if (!mismatch->why.empty()) {
+      os << "  " << mismatch->why << "\n";
+    }
+  }
+  if (verdict != Outcome::Error)
+    os << "  time: parse " << stats.parse_seconds << " s, evaluate " << stats.eval_seconds << " s, decide "
+     << stats.decide_seconds << " s\n";
+  return os.str();
+}
+
+std::string Report::json() const {
+  nlohmann::json j;
+  j["verdict"] = outcome_name(verdict);
+  j["diagnostics"] = nlohmann::json::array();
+  for (const Diagnostic& d : diagnostics) {
+    nlohmann::json x;
+    x["kind"] = diag_kind_name(d.kind);
+    x["message"] = d.message;
+    x["location"] = d.loc.text();
+    if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
+    x["threads"] = d.threads;
+    if (!d.buffer.empty()) {
+      x["buffer"] = d.buffer;
+      x["element"] = d.element;
+    }
+    for (const AccessInfo& a : d.accesses) {
+      nlohmann::json ax = {{"thread", a.thread},
+                           {"write", a.write},
+                           {"kind", a.kind.empty() ? (a.write ? "write" : "read") : a.kind},
+                           {"location", a.loc.text()},
+                           {"instruction", a.instr}};
+      if (!a.loc.source.empty()) ax["source"] = a.loc.source.str();
+      x["accesses"].push_back(ax);
+    }
+    j["diagnostics"].push_back(x);
+  }
+  if (!error.empty()) j["error"] = error;
+  if (mismatch) {
+    nlohmann::json m;
+    m["output"] = mismatch->output;
+    m["element"] = mismatch->element;
+    m["ref"] = mismatch->ref_expr;
+    m["opt"] = mismatch->opt_expr;
+    if (!mismatch->counterexample.lhs_value.empty()) {
+      m["inputs"] = mismatch->why;
+      m["ref_value"] = mismatch->counterexample.lhs_value;
+      m["opt_value"] = mismatch->counterexample.rhs_value;
+    } else {
+      m["reason"] = mismatch->why;
+    }
+    j["counterexample"] = m;
+  }
+  j["stats"] = {{"parse_seconds", stats.parse_seconds},
+                {"eval_seconds", stats.eval_seconds},
+                {"decide_seconds", stats.decide_seconds},
+                {"outputs_compared", stats.outputs_compared},
+                {"proved", stats.proved},
+                {"ref_block_syncs", stats.ref.block_syncs},
+                {"ref_warp_syncs", stats.ref.warp_syncs},
+                {"opt_block_syncs", stats.opt.block_syncs},
+                {"opt_warp_syncs", stats.opt.warp_syncs}};
+  return j.dump(2);
+}
+
+}  // namespace tileverify
