@@ -47,6 +47,7 @@ struct DecideLimits {
   std::uint64_t seed = 0x7113;         // for the random points; decisions are reproducible
   // A wall-clock end for everything decided with these limits (the CLI's
   // --timeout): decisions still running then, or started later, give Unknown.
+  // check_equivalence ends its whole check there (reading, running, deciding).
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Called as decisions finish (done of total), from the deciding threads but
   // never concurrently; for progress output on long checks.
@@ -58,6 +59,9 @@ struct DecideLimits {
   // Threads for the checks that decide many outputs (check_equivalence);
   // 0: one per hardware thread. decide_all takes its own argument.
   unsigned threads = 0;
+  // check_equivalence: bytes the kernel runs may allocate (RunLimits); 0:
+  // default_memory_budget().
+  std::uint64_t max_memory_bytes = 0;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -14,6 +14,7 @@
 #include "tileverify/eval.hpp"
 #include "tileverify/program.hpp"
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -111,10 +112,23 @@ struct KernelLoad {
 };
 KernelLoad load_kernel(const KernelSpec& kernel);
 
+// What a whole check may spend. The deadline bounds everything: reading the
+// PTX, running the kernels and deciding the outputs; past it the check ends
+// as Unknown, saying how far it got. Memory (0: default_memory_budget())
+// bounds what the runs allocate. Steps: thread-instructions of one kernel
+// run on one CTA (an endless loop ends there, as Unknown).
+struct RunLimits {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::uint64_t max_memory_bytes = 0;
+  std::uint64_t max_steps = 2'000'000'000;
+};
+
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or
 // uninitialized access) on the CTA the spec names?
-Report check(const Spec& spec);
+Report check(const Spec& spec, const RunLimits& limits = {});
 // Two kernels: the same outputs for every input, on the CTA the spec names.
+// limits.deadline and limits.max_memory_bytes bound the whole check, as
+// RunLimits do for check().
 Report check_equivalence(const Spec& spec, const DecideLimits& limits = {});
 // FpSan payload check (docs/fpsan.md): ref and opt run on `trials` random
 // payload inputs (PayloadDomain, seeds seed, seed + 1, ...) and their outputs
@@ -125,6 +139,7 @@ Report check_equivalence(const Spec& spec, const DecideLimits& limits = {});
 struct PayloadOptions {
   unsigned trials = 100;
   std::uint64_t seed = 1;
+  RunLimits limits;  // for all the trials together
 };
 Report check_payloads(const Spec& spec, const PayloadOptions& options = {});
 

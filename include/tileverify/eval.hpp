@@ -20,6 +20,7 @@
 #include "tileverify/domains.hpp"
 #include "tileverify/program.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -62,7 +63,9 @@ struct Launch {
 
 // Trap: a thread executed trap (__trap()) or a failed assert(); the message
 // gives the assert's condition, file, line and function when the PTX has them.
-enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap };
+// Limit: the run stopped at a limit of RunOptions (time, steps, memory)
+// before it finished; nothing is known about the rest of it.
+enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit };
 const char* diag_kind_name(DiagKind k);
 
 struct AccessInfo {
@@ -92,7 +95,14 @@ struct RunOptions {
   std::optional<std::uint64_t> random_schedule;  // seed; none: round-robin
   bool check_races = true;
   bool record_touches = false;  // fill RunResult::touches (for checks over many CTAs)
-  std::uint64_t max_steps = 2'000'000'000;       // thread-instructions before giving up (Unsupported)
+  std::uint64_t max_steps = 2'000'000'000;       // thread-instructions before giving up (Limit)
+  // The run stops with a Limit diagnostic once this passes (checked every
+  // few thousand thread-instructions, so within a millisecond or so).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Bytes the run may allocate for its memories (tensors, shared, local and
+  // dynamic shared arrays, registers), checked before allocating; a run over
+  // it stops with a Limit diagnostic naming what was too large. 0: no limit.
+  std::uint64_t max_memory_bytes = 0;
   // Called once, on the running thread, when the run passes long_run_steps
   // thread-instructions (0: never): a caller can then start other work in
   // parallel, which would not pay off for a short run.
@@ -127,6 +137,10 @@ struct RunResult {
   std::map<std::string, std::vector<Touch>> touches;
   RunStats stats;
 };
+
+// Half the machine's physical memory: the memory budget of a check when the
+// caller gives none.
+std::uint64_t default_memory_budget();
 
 template <class Domain>
 RunResult<Domain> run_program(const Program& program, const Launch& launch, Domain& domain,

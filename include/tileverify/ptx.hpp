@@ -27,6 +27,11 @@ namespace tileverify::ptx {
 struct Error {
   SourceLoc loc;
   std::string message;
+  // true: well-formed PTX that tileverify does not verify (an unsupported
+  // instruction or form; exit code 3). false: bad input (malformed or
+  // inconsistent PTX, an undeclared register, a kernel that is not there;
+  // exit code 4).
+  bool unsupported = false;
   std::string text() const { return loc.with_source() + ": error: " + message; }
 };
 

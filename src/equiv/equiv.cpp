@@ -50,8 +50,7 @@ KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
   auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);
   if (lowered.error) {
     r.error = lowered.error->text();
-    r.bad_input = lowered.error->message.rfind("no kernel named", 0) == 0 ||
-                  lowered.error->message.find("dynamic shared") != std::string::npos;
+    r.bad_input = !lowered.error->unsupported;
     return r;
   }
   r.program = std::move(lowered.program);

@@ -23,7 +23,10 @@ struct Failure {
   Error error;
 };
 
-[[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg}}; }
+// fail: PTX outside what tileverify verifies (exit 3); bad_input: PTX or a
+// launch that is wrong (exit 4).
+[[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, true}}; }
+[[noreturn]] void bad_input(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, false}}; }
 
 // A name or opcode of the Module (a view) as a string, for messages and keys.
 std::string str(std::string_view s) { return std::string(s); }
@@ -497,7 +500,7 @@ class Lowering {
   std::uint32_t add_module_data(const VarDecl& v, const SourceLoc& use) {
     if (v.space == ".shared") {  // dynamic shared memory: the launch sizes it
       if (dyn_ == 0)
-        fail(use, "'" + v.name + "' is dynamic shared memory (extern .shared, declared at " + v.loc.text() +
+        bad_input(use, "'" + v.name + "' is dynamic shared memory (extern .shared, declared at " + v.loc.text() +
                       "): give its size in bytes (spec key \"dynamic_shared\")");
       add_var(nullptr, v);
       return vars_.at(v.name);
@@ -539,7 +542,7 @@ class Lowering {
     b.space = shared ? Space::Shared : Space::Local;
     if (v.unsized) {
       if (dyn_ == 0)
-        fail(v.loc, "'" + v.name + "' is dynamic shared memory: give its size in bytes (spec key \"dynamic_shared\")");
+        bad_input(v.loc, "'" + v.name + "' is dynamic shared memory: give its size in bytes (spec key \"dynamic_shared\")");
       b.elements = dyn_ / dtype_bytes(b.dtype);
     }
     std::uint32_t id = std::uint32_t(p_.buffers.size());
