@@ -88,6 +88,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::Unsupported: return Outcome::Unsupported;
     case DiagKind::BadLaunch: return Outcome::Error;
     case DiagKind::Trap: return Outcome::Trap;
+    case DiagKind::Limit: return Outcome::Unknown;
   }
   return Outcome::Error;
 }

@@ -13,7 +13,15 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include <unistd.h>
+
 namespace tileverify {
+
+std::uint64_t default_memory_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t(4) << 30;  // unknown: 4 GiB
+  return std::uint64_t(pages) / 2 * std::uint64_t(page);
+}
 
 const char* diag_kind_name(DiagKind k) {
   switch (k) {
@@ -25,13 +33,18 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::Unsupported: return "unsupported";
     case DiagKind::BadLaunch: return "bad_launch";
     case DiagKind::Trap: return "trap";
+    case DiagKind::Limit: return "limit";
   }
   return "?";
 }
 
+// Saturates at UINT64_MAX: a shape of [2^32, 2^32] is too large, never 0.
 std::uint64_t TensorArg::elements() const {
   std::uint64_t n = 1;
-  for (std::uint64_t d : shape) n *= d;
+  for (std::uint64_t d : shape) {
+    if (d != 0 && n > UINT64_MAX / d) return UINT64_MAX;
+    n *= d;
+  }
   return n;
 }
 
