@@ -112,7 +112,7 @@ std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300
 
 namespace {
 
-Report check_one(const Spec& spec);
+Report check_one(const Spec& spec, const RunLimits& limits);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
 
 using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
@@ -273,15 +273,15 @@ Report grid_check(const Spec& spec, const DecideLimits* limits) {
 
 }  // namespace
 
-Report check(const Spec& spec) {
-  return spec.all_ctas ? grid_check(spec, nullptr) : check_one(spec);
+Report check(const Spec& spec, const RunLimits& limits) {
+  return spec.all_ctas ? grid_check(spec, nullptr) : check_one(spec, limits);
 }
 
 namespace {
 
 // `check` on a pair spec checks both kernels: a user who runs it on the
 // spec of an equivalence check means "is either kernel unsafe?".
-Report check_one(const Spec& spec) {
+Report check_one(const Spec& spec, const RunLimits& limits) {
   Report r;
   r.verdict = Outcome::Ok;
   auto kernels = kernels_of(spec);
@@ -294,7 +294,11 @@ Report check_one(const Spec& spec) {
     ExprContext c;
     SymbolicDomain dom(c);
     t0 = std::chrono::steady_clock::now();
-    auto run = run_program(*p, launch_of(spec, k), dom);
+    RunOptions ro;
+    ro.deadline = limits.deadline;
+    ro.max_memory_bytes = limits.max_memory_bytes ? limits.max_memory_bytes : default_memory_budget();
+    ro.max_steps = limits.max_steps;
+    auto run = run_program(*p, launch_of(spec, k), dom, ro);
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = run.stats;
     take_diagnostics(r, run.diagnostics, kernels[i].second);
