@@ -176,6 +176,9 @@ class ExprContext {
 
   // ---- inspection ----
   std::size_t size() const { return nodes_.size(); }
+  // About how many bytes the context holds (nodes, operands, tables,
+  // constants): for memory budgets, not exact.
+  std::size_t memory_bytes() const;
   Op op(Expr e) const { return nodes_[e.id].op; }
   ExprRange children(Expr e) const {  // inline: decision walks call it per node
     const Node& n = nodes_[e.id];

@@ -231,6 +231,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   };
   auto form = [&](std::uint32_t id) { return enc.nf(*norm.run(Expr{id})); };
   std::vector<std::uint32_t> keys;
+  bool timed_out = false;
   try {
     keys = norm.split_atoms(a, b);
   } catch (const LimitHit& h) {
@@ -282,19 +283,34 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   if (!goal) return cannot("the difference");
 
   z3::solver solver(z);
-  z3::params params(z);
-  params.set("timeout", limits.z3_timeout_ms);
-  // Z3's timer does not interrupt every procedure (nonlinear arithmetic can
-  // run on); its resource limit does, deterministically.
-  params.set("rlimit", unsigned(std::min<std::uint64_t>(UINT32_MAX, std::uint64_t(limits.z3_timeout_ms) * 20000)));
-  solver.set(params);
+  // Every query gets z3_timeout_ms, or what is left before the deadline if
+  // that is less: a case split makes hundreds of queries, and a deadline
+  // consulted only between them was overrun by minutes. Z3's timer does not
+  // interrupt every procedure (nonlinear arithmetic can run on); its
+  // resource limit does, deterministically, so it shrinks with the time.
+  unsigned query_ms = 0;
+  auto check = [&]() -> z3::check_result {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(alg.deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      return z3::unknown;
+    }
+    const unsigned ms = unsigned(std::min<long long>(limits.z3_timeout_ms, left));
+    if (ms != query_ms) {
+      query_ms = ms;
+      z3::params params(z);
+      params.set("timeout", ms);
+      params.set("rlimit", unsigned(std::min<std::uint64_t>(UINT32_MAX, std::uint64_t(ms) * 20000)));
+      solver.set(params);
+    }
+    return solver.check();
+  };
   for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
 
   detail::NumericEvaluator ev(ctx, {a, b});
   std::unordered_map<std::uint32_t, std::uint32_t> subst;
   std::size_t feasible = 0, unproved = 0;
   std::optional<Counterexample> witness;
-  bool timed_out = false;
 
   // The constraints of the current case over the substituted forms: with
   // every split atom replaced by its chosen operand, what remains is
@@ -346,7 +362,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
           if (!zj) continue;
           solver.push();
           solver.add(*zj != *zk);
-          if (solver.check() == z3::unsat) same.push_back(j);
+          if (check() == z3::unsat) same.push_back(j);
           solver.pop();
         }
       }
@@ -391,14 +407,14 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
       for (const z3::expr& c : region) solver.add(c);
       for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
       solver.add(*case_goal != 0);
-      bool proved = solver.check() == z3::unsat;
+      bool proved = check() == z3::unsat;
       solver.pop();
       if (proved) return true;
     }
     if (prove_by_ties()) return true;
     solver.push();
     solver.add(*goal != 0);
-    z3::check_result r = solver.check();
+    z3::check_result r = check();
     bool proved = r == z3::unsat;
     if (r == z3::sat && !witness) {
       // A model of the over-approximation: confirm it numerically.
@@ -446,7 +462,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     for (std::size_t i = 0; i < atoms[level].alts.size(); ++i) {
       solver.push();
       solver.add(atoms[level].conditions[i]);
-      if (solver.check() != z3::unsat) {  // unknown counts as feasible
+      if (check() != z3::unsat) {  // unknown counts as feasible
         subst[atoms[level].key] = atoms[level].alts[i];
         dfs(level + 1);
         subst.erase(atoms[level].key);
@@ -575,7 +591,11 @@ Decision Decider::Impl::decide(Expr a, Expr b) {
     if (limit_reason.empty()) limit_reason = h.reason;
   }
   if (limit_reason.empty()) {
-    d = case_split(a, b, d);
+    try {
+      d = case_split(a, b, d);
+    } catch (const LimitHit& h) {  // normalizing an operand of the split
+      limit_reason = h.reason;
+    }
     if (d.verdict != Verdict::Unknown) return finish(d);
   }
   if (auto cx = search_witness(a, b, limits.witness_attempts - limits.witness_attempts / 2, 2)) {
@@ -596,7 +616,25 @@ Decider::Decider(const ExprContext& ctx, const DecideLimits& limits) : impl_(new
 Decider::~Decider() = default;
 Decider::Decider(Decider&&) noexcept = default;
 Decider& Decider::operator=(Decider&&) noexcept = default;
-Decision Decider::decide(Expr a, Expr b) { return impl_->decide(a, b); }
+// Nothing leaves a decision but its verdict: a limit met where no stage
+// expected it, Z3 giving up (out of memory, say) or our own bug is Unknown
+// with the reason. A Decider runs on worker threads, where an exception
+// would end the process.
+Decision Decider::decide(Expr a, Expr b) {
+  Decision d;
+  try {
+    return impl_->decide(a, b);
+  } catch (const LimitHit& h) {
+    d.reason = h.reason;
+  } catch (const z3::exception& e) {
+    d.reason = std::string("Z3 failed: ") + e.msg();
+  } catch (const std::bad_alloc&) {
+    d.reason = "ran out of memory while deciding this output";
+  } catch (const std::exception& e) {
+    d.reason = std::string("internal error while deciding this output: ") + e.what() + " (please report it)";
+  }
+  return d;
+}
 
 Decision decide_equal(const ExprContext& ctx, Expr a, Expr b, const DecideLimits& limits) {
   return Decider(ctx, limits).decide(a, b);
@@ -727,6 +765,9 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     return out;
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // More threads than pairs would idle (each costs a decider slot and a
+  // stack); --threads 100000000 once allocated 800 MB of slots.
+  threads = unsigned(std::min<std::size_t>({threads, pairs.size(), 1024}));
   std::mutex progress_mutex;
   std::size_t done = 0;
   std::function<void()> finished = [&] {
@@ -804,7 +845,14 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     }
   }
   std::atomic<std::size_t> next_check{0};
+  std::function<void()> precheck_walks;
   auto precheck = [&] {
+    try {
+      precheck_walks();
+    } catch (...) {  // out of memory: the walks left unchecked are redone (or not) below
+    }
+  };
+  precheck_walks = [&] {
     // Memo tables are not shared between threads; shapes are read.
     detail::RenamingMatcher own_a(ctx, bits, &ma), own_b(other, bits, &mb);
     detail::RenamingMatcher& own_b_or_a = split ? own_b : own_a;
@@ -847,6 +895,14 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     if (limits.stop_at_first_refuted && refuted.load()) {
       out[i].reason = "not decided: another output was refuted first";
       finished();
+    } else if (limits.deadline && (i & 63) == 0 && std::chrono::steady_clock::now() > *limits.deadline) {
+      // The walks cost microseconds each, but a grid has millions.
+      for (std::size_t j = i; j < pairs.size(); ++j)
+        if (last_of_shape.at(key[j]) != j) {
+          out[j].reason = "the time budget of the whole check ran out before this output was decided";
+          finished();
+        }
+      break;
     } else if (out[r].proved() &&
                (r == prev[i] && renames_prev[i] != kUnchecked
                     ? renames_prev[i] == kYes

@@ -78,6 +78,54 @@ std::optional<Program> take_program(KernelLoad l, Report* r) {
 
 std::optional<Program> load_program(const KernelSpec& k, Report* r) { return take_program(load_kernel(k), r); }
 
+// The options of one kernel run under a check's limits.
+RunOptions run_options(const RunLimits& l) {
+  RunOptions o;
+  o.deadline = l.deadline;
+  o.max_memory_bytes = l.max_memory_bytes ? l.max_memory_bytes : default_memory_budget();
+  o.max_steps = l.max_steps;
+  return o;
+}
+RunLimits run_limits(const DecideLimits& d) {
+  RunLimits l;
+  l.deadline = d.deadline;
+  l.max_memory_bytes = d.max_memory_bytes;
+  return l;
+}
+bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  return deadline && std::chrono::steady_clock::now() > *deadline;
+}
+// A check that ran out of time between its phases (after reading the PTX,
+// say): Unknown, with what was done.
+void time_ran_out(Report& r, const std::string& what) {
+  Diagnostic d;
+  d.kind = DiagKind::Limit;
+  d.message = "time limit reached " + what;
+  r.diagnostics.push_back(d);
+  r.verdict = Outcome::Unknown;
+}
+
+// No exception leaves the public checks: running out of memory is a limit
+// (Unknown), anything else a bug of ours, reported as Unknown with a request
+// to report it, never an abort of the caller.
+template <class F>
+Report guarded(const Spec& spec, F&& check) {
+  const std::string what = spec.path.empty() ? std::string("the kernels") : "the spec " + spec.path;
+  Report r;
+  r.verdict = Outcome::Unknown;
+  try {
+    return check();
+  } catch (const std::bad_alloc&) {
+    r.error = "ran out of memory while checking " + what + " (lower --max-memory so that a limit ends it earlier, "
+              "or check a smaller launch)";
+  } catch (const std::exception& e) {
+    r.error = std::string("internal error: ") + e.what() + "; please report it, with " + what + " and its PTX";
+  } catch (...) {
+    r.error = "internal error (an unknown exception); please report it, with " + what + " and its PTX";
+  }
+  return r;
+}
+
 Outcome outcome_of(DiagKind k) {
   switch (k) {
     case DiagKind::Race: return Outcome::Race;
@@ -114,6 +162,7 @@ namespace {
 
 Report check_one(const Spec& spec, const RunLimits& limits);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
+Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits);
 
 using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
 // bo's handles are in c2 when given (the optimized kernel ran into its own
@@ -147,11 +196,42 @@ struct GridRun {
   RunStats stats;
 };
 
-GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, SymbolicDomain& dom, ExprContext& c) {
+GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, SymbolicDomain& dom, ExprContext& c,
+                 const RunLimits& limits) {
   GridRun g;
   Launch l = launch_of(spec, k);
-  RunOptions opts;
+  RunOptions opts = run_options(limits);
   opts.record_touches = true;
+  const std::uint64_t total = l.grid.count();
+  std::uint64_t done = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Before each CTA: the deadline, and (once a few CTAs give a rate) whether
+  // the rest can finish before it. A grid of 2^31 CTAs would run for hours:
+  // better to say so at once than at the deadline.
+  auto out_of_time = [&]() -> bool {
+    if (!limits.deadline) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const double spent = std::chrono::duration<double>(now - t0).count();
+    const double left = std::chrono::duration<double>(*limits.deadline - now).count();
+    Diagnostic d;
+    d.kind = DiagKind::Limit;
+    if (left <= 0) {
+      d.message = "time limit reached after running " + std::to_string(done) + " of the " + std::to_string(total) +
+                  " CTAs of the grid";
+    } else if (done >= 8 && spent >= 0.05 && spent / double(done) * double(total - done) > 2 * left) {
+      const double need = spent / double(done) * double(total);
+      std::ostringstream os;
+      os.precision(3);
+      os << "running all " << total << " CTAs of the grid would take about " << need << " s at the rate of the first "
+         << done << " (" << spent / double(done) * 1e3 << " ms each), past the time limit (" << left
+         << " s left): check one CTA (\"cta\" or --cta) or a smaller grid, or raise --timeout";
+      d.message = os.str();
+    } else {
+      return false;
+    }
+    g.diagnostics.push_back(d);
+    return true;
+  };
   struct Owner {
     Dim3 cta;
     Touch touch;
@@ -172,7 +252,9 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
     for (std::uint32_t y = 0; y < l.grid.y; ++y)
       for (std::uint32_t x = 0; x < l.grid.x; ++x) {
         l.cta = Dim3{x, y, z};
+        if (out_of_time()) return g;
         auto run = run_program(p, l, dom, opts);
+        ++done;
         g.stats.thread_instructions += run.stats.thread_instructions;
         g.stats.block_syncs += run.stats.block_syncs;
         g.stats.warp_syncs += run.stats.warp_syncs;
@@ -247,7 +329,7 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
   return g;
 }
 
-Report grid_check(const Spec& spec, const DecideLimits* limits) {
+Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits) {
   Report r;
   r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
   auto kernels = kernels_of(spec);
@@ -260,13 +342,17 @@ Report grid_check(const Spec& spec, const DecideLimits* limits) {
     r.stats.parse_seconds += since(t0);
     if (!p) return r;
     t0 = std::chrono::steady_clock::now();
-    runs.push_back(run_grid(*p, spec, *kernels[i].first, dom, c));
+    runs.push_back(run_grid(*p, spec, *kernels[i].first, dom, c, run));
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = runs.back().stats;
     take_diagnostics(r, runs.back().diagnostics, kernels[i].second);
     if (!r.diagnostics.empty()) return r;
   }
   if (!limits) return r;
+  if (past(limits->deadline)) {
+    time_ran_out(r, "after running both kernels over the grid, before deciding the outputs");
+    return r;
+  }
   return decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, *limits, kernels[0].second,
                         kernels[1].second);
 }
@@ -274,7 +360,7 @@ Report grid_check(const Spec& spec, const DecideLimits* limits) {
 }  // namespace
 
 Report check(const Spec& spec, const RunLimits& limits) {
-  return spec.all_ctas ? grid_check(spec, nullptr) : check_one(spec, limits);
+  return guarded(spec, [&] { return spec.all_ctas ? grid_check(spec, limits, nullptr) : check_one(spec, limits); });
 }
 
 namespace {
@@ -291,14 +377,14 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
     auto p = load_program(k, &r);
     r.stats.parse_seconds += since(t0);
     if (!p) return r;
+    if (past(limits.deadline)) {
+      time_ran_out(r, "while reading the kernels' PTX");
+      return r;
+    }
     ExprContext c;
     SymbolicDomain dom(c);
     t0 = std::chrono::steady_clock::now();
-    RunOptions ro;
-    ro.deadline = limits.deadline;
-    ro.max_memory_bytes = limits.max_memory_bytes ? limits.max_memory_bytes : default_memory_budget();
-    ro.max_steps = limits.max_steps;
-    auto run = run_program(*p, launch_of(spec, k), dom, ro);
+    auto run = run_program(*p, launch_of(spec, k), dom, run_options(limits));
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = run.stats;
     take_diagnostics(r, run.diagnostics, kernels[i].second);
@@ -345,7 +431,10 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   std::unique_ptr<SymbolicDomain> dom2;
   std::thread other;
   std::exception_ptr failed;
-  RunOptions ro;
+  RunOptions ro = run_options(run_limits(limits));
+  // Two runs in parallel build into two contexts: each gets half the budget.
+  if (threads >= 2) ro.max_memory_bytes /= 2;
+  RunOptions ro_b = ro;
   if (threads >= 2) {
     ro.long_run_steps = 20000;
     ro.on_long_run = [&] {
@@ -353,7 +442,7 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
       dom2 = std::make_unique<SymbolicDomain>(*c2);
       other = std::thread([&] {
         try {
-          b = run_program(opt, lo, *dom2);
+          b = run_program(opt, lo, *dom2, ro_b);
         } catch (...) {
           failed = std::current_exception();
         }
@@ -384,7 +473,7 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
       c2.reset();
     }
   } else {
-    b = run_program(opt, lo, dom);
+    b = run_program(opt, lo, dom, ro_b);
   }
   r.stats.eval_seconds = since(t0);
   r.stats.ref = a.stats;
@@ -392,6 +481,10 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   take_diagnostics(r, a.diagnostics, ref_name);
   take_diagnostics(r, b.diagnostics, opt_name);
   if (!r.diagnostics.empty()) return r;
+  if (past(limits.deadline)) {
+    time_ran_out(r, "after running both kernels, before deciding the outputs");
+    return r;
+  }
   return decide_outputs(std::move(r), c, a.outputs, b.outputs, limits, ref_name, opt_name, c2.get());
 }
 
@@ -463,12 +556,14 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
 
 Report check_equivalence(const Program& ref, const Launch& lr, const Program& opt, const Launch& lo,
                          const DecideLimits& limits) {
-  return compare(ref, lr, opt, lo, limits, ref.name, opt.name);
+  return guarded(Spec{}, [&] { return compare(ref, lr, opt, lo, limits, ref.name, opt.name); });
 }
 
 Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
-  if (spec.all_ctas && (!spec.ref || !spec.opt)) return equivalence_one(spec, limits);  // its error
-  return spec.all_ctas ? grid_check(spec, &limits) : equivalence_one(spec, limits);
+  return guarded(spec, [&] {
+    if (spec.all_ctas && (!spec.ref || !spec.opt)) return equivalence_one(spec, limits);  // its error
+    return spec.all_ctas ? grid_check(spec, run_limits(limits), &limits) : equivalence_one(spec, limits);
+  });
 }
 
 namespace {
@@ -515,6 +610,10 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   Report r;
   auto p = load_pair(spec, "an equivalence check", &r);
   if (!p) return r;
+  if (past(limits.deadline)) {
+    time_ran_out(r, "while reading the kernels' PTX");
+    return r;
+  }
   r = compare(p->ref, p->ref_launch, p->opt(), p->opt_launch, limits, p->ref_name, p->opt_name);
   r.stats.parse_seconds = p->parse_seconds;
   return r;
@@ -524,7 +623,9 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
 
 // ---------------------------------------------------------------- payloads
 
-Report check_payloads(const Spec& spec, const PayloadOptions& options) {
+namespace {
+
+Report payloads(const Spec& spec, const PayloadOptions& options) {
   Report r;
   if (spec.all_ctas) {
     r.error = spec.path + ": payload checks run one CTA (the spec's \"cta\", or --cta), not \"ctas\": \"all\"";
@@ -537,10 +638,15 @@ Report check_payloads(const Spec& spec, const PayloadOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   for (unsigned trial = 0; trial < std::max(1u, options.trials); ++trial) {
     const std::uint64_t seed = options.seed + trial;
+    if (past(options.limits.deadline)) {
+      time_ran_out(r, "after " + std::to_string(trial) + " of the " + std::to_string(options.trials) +
+                          " trials (the outputs agreed on all of them)");
+      break;
+    }
     PayloadDomain dom(seed);
     // Addresses and control flow of a structured kernel do not depend on the
     // data, so the first run's race check holds for every input.
-    RunOptions ro;
+    RunOptions ro = run_options(options.limits);
     ro.check_races = trial == 0;
     auto x = run_program(pair->ref, pair->ref_launch, dom, ro);
     auto y = run_program(pair->opt(), pair->opt_launch, dom, ro);
@@ -584,6 +690,12 @@ Report check_payloads(const Spec& spec, const PayloadOptions& options) {
   r.stats.eval_seconds = since(t0);
   if (r.verdict == Outcome::Ok) r.verdict = Outcome::PayloadsAgree;
   return r;
+}
+
+}  // namespace
+
+Report check_payloads(const Spec& spec, const PayloadOptions& options) {
+  return guarded(spec, [&] { return payloads(spec, options); });
 }
 
 }  // namespace tileverify

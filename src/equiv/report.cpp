@@ -77,9 +77,13 @@ std::string Report::text() const {
       break;
     case Outcome::PayloadsDiffer: os << "PAYLOADS DIFFER\n"; break;
     case Outcome::Unknown:
-      os << "UNKNOWN: not every output could be decided";
-      if (stats.outputs_compared) os << " (" << stats.proved << " of " << stats.outputs_compared << " proved)";
-      os << "\n";
+      if (stats.outputs_compared)
+        os << "UNKNOWN: not every output could be decided (" << stats.proved << " of " << stats.outputs_compared
+           << " proved)\n";
+      else if (!error.empty())
+        os << "UNKNOWN: " << error << "\n";
+      else
+        os << "UNKNOWN: a limit was reached before the check finished\n";
       break;
     case Outcome::Error:
       // Launch errors come as diagnostics (below), with the kernel they concern.

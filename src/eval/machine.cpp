@@ -75,7 +75,8 @@ std::string Diagnostic::text() const {
             "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
     // A bad launch is found before any instruction runs: it has no place.
-    if (kind != DiagKind::BadLaunch || !loc.file.empty()) os << "  at " << loc.with_source() << "\n";
+    if ((kind != DiagKind::BadLaunch && kind != DiagKind::Limit) || !loc.file.empty())
+      os << "  at " << loc.with_source() << "\n";
     if (!threads.empty()) {
       os << "  thread" << (threads.size() > 1 ? "s " : " ");
       for (std::size_t i = 0; i < threads.size() && i < 16; ++i) os << (i ? ", " : "") << threads[i];
@@ -191,6 +192,12 @@ class Machine {
       // else is reported after that read.
       if (uninitialized_ && s.diag.kind != DiagKind::Race) result.diagnostics.push_back(*uninitialized_);
       result.diagnostics.push_back(s.diag);
+    } catch (const std::bad_alloc&) {
+      // Allocations the budget does not count (the expressions' tables
+      // between two checks, the standard library's own) can still fail.
+      if (uninitialized_) result.diagnostics.push_back(*uninitialized_);
+      result.diagnostics.push_back(limit_diag("the run ran out of memory after " + steps_text() + " (" +
+                                              std::to_string(bytes_ >> 20) + " MiB of it counted)"));
     }
     if (!result.diagnostics.empty()) result.outputs.clear();
     result.stats = stats_;
@@ -209,6 +216,9 @@ class Machine {
       bad_launch("the program has " + std::to_string(p_.params.size()) + " parameters but the launch gives " +
                  std::to_string(l_.args.size()));
     r_ = std::uint32_t(p_.registers.size());
+    budget_ = o_.max_memory_bytes ? o_.max_memory_bytes : UINT64_MAX;
+    reserve("the registers (" + std::to_string(r_) + " per thread)", std::uint64_t(n_) * r_, sizeof(Val<V>));
+    reserve("the vector clocks of the race check", std::uint64_t(n_) * n_, sizeof(std::uint32_t));
     if constexpr (kMemo) find_chains();
     regs_.assign(std::size_t(n_) * r_, Val<V>{});
     constant_values_.assign(p_.constants.size(), V{});
@@ -233,6 +243,7 @@ class Machine {
       m.esize = dtype_bytes(a.tensor.dtype);
       m.role = a.tensor.role;
       m.elements = a.tensor.elements();
+      reserve_cells(m, "tensor '" + m.name + "'", m.elements);
       m.cells.resize(m.elements);
       if (o_.check_races) m.shadow.resize(m.elements);
       if (m.role == Role::In || m.role == Role::InOut) fill_inputs(m);
@@ -269,6 +280,7 @@ class Machine {
         m.untyped = false;
         m.init.clear();
         m.role = Role::In;
+        reserve_cells(m, "tensor '" + m.name + "'", m.elements);
         m.cells.resize(m.elements);
         if (o_.check_races) m.shadow.resize(m.elements);
         fill_inputs(m);
@@ -279,7 +291,10 @@ class Machine {
       if (b.from_host)
         bad_launch("'" + b.name + "' is __constant__ data the host fills (cudaMemcpyToSymbol): give it as an input "
                    "tensor, with \"symbols\": {\"" + b.name + "\": \"<tensor>\"} in the kernel's spec entry");
-      std::uint64_t total = m.per_thread ? b.elements * n_ : b.elements;
+      const std::uint64_t total = m.per_thread ? mul_sat(b.elements, n_) : b.elements;
+      reserve_cells(m, std::string(m.per_thread ? ".local" : b.space == Space::Shared ? ".shared" : "module") +
+                           " array '" + b.name + "'" + (m.per_thread ? " (one per thread)" : ""),
+                    total);
       m.cells.resize(total);
       if (!m.per_thread && o_.check_races) m.shadow.resize(total);
       fill_initial(m);
@@ -323,6 +338,63 @@ class Machine {
         bits |= std::uint64_t(m.init[e * m.esize + b]) << (8 * b);
       m.cells[e].kind = VKind::Int;
       m.cells[e].i = std::int64_t(bits);
+    }
+  }
+
+  // ------------------------------------------------------------ limits
+  static std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
+    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+  }
+  static std::string bytes_text(std::uint64_t b) {
+    if (b == UINT64_MAX) return "more than 16 EiB";
+    std::ostringstream os;
+    os.precision(3);
+    if (b >= (std::uint64_t(1) << 30)) os << double(b) / double(std::uint64_t(1) << 30) << " GiB";
+    else if (b >= (std::uint64_t(1) << 20)) os << double(b) / double(std::uint64_t(1) << 20) << " MiB";
+    else os << b << " bytes";
+    return os.str();
+  }
+  std::string steps_text() const { return std::to_string(stats_.thread_instructions) + " thread-instructions"; }
+  Diagnostic limit_diag(const std::string& msg) const {
+    Diagnostic d;
+    d.kind = DiagKind::Limit;
+    d.message = msg;
+    return d;
+  }
+  // Counts `count` items of `each` bytes against the memory budget before
+  // they are allocated: over it, the run stops as a Limit naming `what`.
+  void reserve(const std::string& what, std::uint64_t count, std::uint64_t each) {
+    const std::uint64_t need = mul_sat(count, each);
+    if (need > budget_ || bytes_ > budget_ - need)
+      throw Stop{limit_diag("memory limit: " + what + " needs " + bytes_text(need) + " (" + std::to_string(count) +
+                            " elements), over the run's memory budget of " + bytes_text(budget_) +
+                            (bytes_ >= (std::uint64_t(1) << 20) ? " with " + bytes_text(bytes_) + " already in use"
+                                                                : std::string()) +
+                            " (--max-memory)")};
+    bytes_ += need;
+  }
+  // A memory's cells, their shadow for the race check and touch records.
+  void reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells) {
+    std::uint64_t each = sizeof(Val<V>);
+    if (!m.per_thread && o_.check_races) each += sizeof(Shadow);
+    if (o_.record_touches && m.space == Space::Global) each += sizeof(Touch);
+    reserve(what, cells, each);
+    // Symbols are indexed by 32 bits: only a budget above 100 GiB gets here.
+    if (cells > UINT32_MAX)
+      throw Stop{limit_diag(what + " has " + std::to_string(cells) +
+                            " elements; tileverify handles at most 2^32 elements in one memory")};
+  }
+  // Every few thousand thread-instructions: the deadline, and the memory
+  // the expressions built so far take.
+  void check_limits(std::uint32_t t) {
+    if (o_.deadline && std::chrono::steady_clock::now() > *o_.deadline)
+      fail(DiagKind::Limit, t, "time limit reached after " + steps_text() + " (the run had not finished)");
+    if constexpr (std::is_same<D, SymbolicDomain>::value) {
+      const std::uint64_t arena = d_.context().memory_bytes();
+      if (arena > budget_ || bytes_ > budget_ - arena)
+        fail(DiagKind::Limit, t,
+             "memory limit: the run's expressions take " + bytes_text(arena) + " after " + steps_text() +
+                 ", over the memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
     }
   }
 
@@ -871,7 +943,11 @@ class Machine {
 
   // ------------------------------------------------------------ execution
   void step(std::uint32_t t) {
-    if (++stats_.thread_instructions > o_.max_steps) fail(DiagKind::Unsupported, t, "step limit reached");
+    if (++stats_.thread_instructions > o_.max_steps)
+      fail(DiagKind::Limit, t,
+           "step limit of " + std::to_string(o_.max_steps) +
+               " thread-instructions reached (an endless loop, or a kernel larger than the limit)");
+    if ((stats_.thread_instructions & 4095) == 0) check_limits(t);
     if (stats_.thread_instructions == o_.long_run_steps && o_.on_long_run) o_.on_long_run();
     std::uint32_t pc = pc_[t];
     if (pc >= p_.code.size()) {
@@ -2353,6 +2429,7 @@ class Machine {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
   std::vector<std::int32_t> free_sets_;
   RunStats stats_;
+  std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
   // The symbolic memo (memo_compute): the log, its cap (0: not used yet),

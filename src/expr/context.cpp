@@ -74,6 +74,15 @@ struct ExprContext::Memo {
   std::size_t last_window_base = 0;
 };
 
+std::size_t ExprContext::memory_bytes() const {
+  // Each node: its record, hash and parent count, and about two table slots
+  // (the anchored windows and the global table); the memo grows with the
+  // context to about as much again.
+  const std::size_t per_node = sizeof(Node) + sizeof(std::uint32_t) + 1 + 2 * sizeof(std::uint64_t);
+  return nodes_.size() * per_node * 2 + kids_.size() * sizeof(std::uint32_t) + constants_.size() * 64 +
+         (anchored_.size() + table_.size()) * sizeof(std::uint64_t);
+}
+
 ExprContext::~ExprContext() = default;
 ExprContext::ExprContext(ExprContext&&) noexcept = default;
 ExprContext& ExprContext::operator=(ExprContext&&) noexcept = default;
