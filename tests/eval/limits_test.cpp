@@ -1,0 +1,164 @@
+// Every limit of a run or a check ends it as a Limit diagnostic / Unknown
+// verdict with a reason: time, steps and memory. Never an abort, never a
+// run past its deadline.
+#include "tileverify/equiv.hpp"
+#include "tileverify/ptx.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+using namespace tileverify;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kDir = TILEVERIFY_TEST_DIR;
+
+Program lowered(const std::string& body, const std::string& params = ".param .u64 k_param_0") {
+  const std::string text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(" + params + ")\n{\n" + body + "}\n";
+  auto parsed = ptx::parse_ptx(text, "limits.ptx");
+  REQUIRE(parsed.module.has_value());
+  auto l = ptx::lower_kernel(*parsed.module, "k");
+  INFO((l.error ? l.error->text() : ""));
+  REQUIRE(l.program.has_value());
+  return std::move(*l.program);
+}
+
+// A thread that never leaves its loop.
+const char* kEndless =
+    ".reg .b32 %r<4>;\n"
+    "mov.u32 %r2, 0;\n"
+    "$L__BB0_1:\n"
+    "add.s32 %r2, %r2, 1;\n"
+    "bra.uni $L__BB0_1;\n";
+
+Launch launch(std::vector<std::uint64_t> shape, std::uint32_t threads = 32) {
+  Launch l;
+  l.block = Dim3{threads, 1, 1};
+  l.args.push_back(LaunchArg::of_tensor({"x", DType::F32, std::move(shape), Role::Out}));
+  return l;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+TEST_CASE("an endless loop ends at the step limit as a Limit, not as unsupported") {
+  Program p = lowered(kEndless);
+  ExprContext c;
+  SymbolicDomain dom(c);
+  RunOptions o;
+  o.max_steps = 100000;
+  auto r = run_program(p, launch({32}), dom, o);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Limit);
+  CHECK(r.diagnostics[0].message.find("step limit of 100000") != std::string::npos);
+  CHECK(r.diagnostics[0].loc.line > 0);  // where the thread was
+}
+
+TEST_CASE("a run stops at its deadline, within milliseconds") {
+  Program p = lowered(kEndless);
+  ExprContext c;
+  SymbolicDomain dom(c);
+  RunOptions o;
+  const auto t0 = Clock::now();
+  o.deadline = t0 + std::chrono::milliseconds(200);
+  auto r = run_program(p, launch({32}), dom, o);
+  const double took = seconds_since(t0);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Limit);
+  CHECK(r.diagnostics[0].message.find("time limit") != std::string::npos);
+  CHECK(took >= 0.2);
+  CHECK(took < 5);  // a loose bound: the machine may be loaded
+}
+
+TEST_CASE("the memory budget is checked before tensors and arrays are allocated") {
+  Program p = lowered("ret;\n");
+  ExprContext c;
+  SymbolicDomain dom(c);
+  RunOptions o;
+  o.max_memory_bytes = std::uint64_t(1) << 20;
+  auto r = run_program(p, launch({4000000000ull}), dom, o);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Limit);
+  CHECK(r.diagnostics[0].message.find("tensor 'x'") != std::string::npos);
+  CHECK(r.diagnostics[0].message.find("4000000000 elements") != std::string::npos);
+  // Within the budget the same run is clean.
+  CHECK(run_program(p, launch({1000}), dom, o).ok());
+
+  // Shared arrays too, declared in the PTX.
+  Program s = lowered(".shared .align 4 .b8 buf[40000];\nret;\n");
+  o.max_memory_bytes = 100000;
+  auto rs = run_program(s, launch({1}), dom, o);
+  REQUIRE(rs.diagnostics.size() == 1);
+  CHECK(rs.diagnostics[0].kind == DiagKind::Limit);
+  CHECK(rs.diagnostics[0].message.find("'buf'") != std::string::npos);
+}
+
+TEST_CASE("a shape whose element count overflows is too large, never empty") {
+  TensorArg t{"x", DType::F32, {std::uint64_t(1) << 32, std::uint64_t(1) << 32}, Role::In};
+  CHECK(t.elements() == UINT64_MAX);
+  TensorArg u{"x", DType::F32, {3, 0, std::uint64_t(1) << 63}, Role::In};
+  CHECK(u.elements() == 0);
+  Program p = lowered("ret;\n");
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(p, launch({std::uint64_t(1) << 32, std::uint64_t(1) << 32}), dom);  // no budget: still refused
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Limit);
+}
+
+TEST_CASE("check and fpsan end at the deadline as unknown (exit code 3)") {
+  Spec spec;
+  spec.ref = KernelSpec{kDir + "/cases/limits.ptx", "k", Dim3{32, 1, 1}, 0, std::nullopt, {}};
+  spec.params.push_back(ParamSpec{"x", DType::F32, true, {32}, Role::Out, 0});
+  RunLimits lim;
+  const auto t0 = Clock::now();
+  lim.deadline = t0 + std::chrono::milliseconds(300);
+  Report r = check(spec, lim);
+  CHECK(r.verdict == Outcome::Unknown);
+  CHECK(r.exit_code() == 3);
+  CHECK(r.text().find("time limit") != std::string::npos);
+  CHECK(seconds_since(t0) < 5);
+
+  spec.opt = spec.ref;
+  PayloadOptions po;
+  po.limits.max_steps = 50000;
+  Report f = check_payloads(spec, po);
+  CHECK(f.verdict == Outcome::Unknown);
+  CHECK(f.text().find("step limit") != std::string::npos);
+}
+
+TEST_CASE("a case split with many Z3 queries stops at the deadline") {
+  // expf against __expf with a scale that is not a power of two: the
+  // decider cannot read the folded constant and splits on the running max.
+  auto spec = load_spec(kDir + "/cases/rounded_scale/scale.json");
+  REQUIRE(spec.spec.has_value());
+  DecideLimits lim;
+  const auto t0 = Clock::now();
+  lim.deadline = t0 + std::chrono::seconds(1);
+  Report r = check_equivalence(*spec.spec, lim);
+  const double took = seconds_since(t0);
+  CHECK(r.verdict == Outcome::Unknown);
+  CHECK(r.mismatch.has_value());
+  CHECK(took < 4);  // max(1.1 T, T + 1 s) is measured in bench/, this bounds a hang
+}
+
+TEST_CASE("a grid that cannot finish in time stops at once, saying why") {
+  auto loaded = load_spec(kDir + "/cases/limits_huge_grid.json");
+  REQUIRE(loaded.spec.has_value());
+  DecideLimits lim;
+  const auto t0 = Clock::now();
+  lim.deadline = t0 + std::chrono::seconds(20);
+  Report r = check_equivalence(*loaded.spec, lim);
+  CHECK(r.verdict == Outcome::Unknown);
+  CHECK(r.text().find("would take about") != std::string::npos);
+  CHECK(seconds_since(t0) < 10);
+  // check() too, and at a deadline already passed.
+  RunLimits run;
+  run.deadline = Clock::now();
+  Report c = check(*loaded.spec, run);
+  CHECK(c.verdict == Outcome::Unknown);
+  CHECK(c.text().find("after running 0 of the 2147483647 CTAs") != std::string::npos);
+}
