@@ -1,8 +1,18 @@
 // The tileverify command: `tileverify equiv SPEC.json`, `tileverify check SPEC.json`,
 // `tileverify fpsan SPEC.json` (payload checking, docs/fpsan.md).
-// Exit codes (DESIGN.md): 0 equivalent / clean, 1 not equivalent, 2 unsafe
-// (race, deadlock, out of bounds, uninitialized), 3 outside the supported
-// class or undecided, 4 bad input or usage.
+// Exit codes (DESIGN.md, docs/cli.md): 0 equivalent / clean, 1 not
+// equivalent, 2 unsafe (race, deadlock, out of bounds, uninitialized, trap),
+// 3 outside the supported class or undecided (a limit was hit), 4 bad input
+// or usage.
+//
+// The command runs in compilers' test suites and CI jobs, where a hang or an
+// abort is worse than a wrong guess and a wrong answer worse than both. So:
+// every option value is range-checked (args.hpp); every check runs under a
+// time limit (--timeout, 300 s unless told) and a memory budget
+// (--max-memory); and whatever goes wrong inside still ends in a report in
+// the requested format, with an exit code a script can act on.
+#include "args.hpp"
+
 #include "tileverify/equiv.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,54 +22,125 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sstream>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
 
 namespace {
 
-bool parse_cta(const std::string& s, tileverify::Dim3* out) {
-  std::stringstream ss(s);
-  std::string part;
-  std::uint32_t v[3] = {0, 0, 0};
-  int n = 0;
-  while (std::getline(ss, part, ',')) {
-    if (n == 3 || part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    v[n++] = std::uint32_t(std::stoul(part));
+using tileverify::Outcome;
+using tileverify::Report;
+
+Report error_report(const std::string& message) {
+  Report r;
+  r.verdict = Outcome::Error;
+  r.error = message;
+  return r;
+}
+
+// A check that could not finish is unknown (exit 3), not an error of the
+// input: the same spec may pass with more memory, or once a bug is fixed.
+Report unknown_report(const std::string& message, bool limit) {
+  Report r;
+  r.verdict = Outcome::Unknown;
+  r.error = message;
+  if (limit) {
+    tileverify::Diagnostic d;
+    d.kind = tileverify::DiagKind::Limit;
+    d.message = message;
+    r.diagnostics.push_back(d);
   }
-  if (n == 0) return false;
-  *out = tileverify::Dim3{v[0], v[1], v[2]};
-  return true;
+  return r;
+}
+
+// A JSON string literal of ASCII text (other bytes become '?'), for the last
+// resort below, which cannot rely on the JSON library.
+std::string ascii_json(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += char(c);
+    else if (c == '\n') out += "\\n";
+    else if (c < 0x20 || c >= 0x7f) out += '?';
+    else out += char(c);
+  }
+  return out + "\"";
+}
+
+// The report, in the requested format. `headline` replaces the text report
+// of a check that ended in an exception (its stats would say nothing).
+void print(const Report& r, bool as_json, const std::string& headline) {
+  std::string out;
+  try {
+    out = as_json ? r.json() + "\n" : headline.empty() ? r.text() : headline + "\n";
+  } catch (...) {
+    // The report itself could not be written (memory, or bytes that are not
+    // UTF-8 in a message): still one line in the requested format.
+    std::string what = r.error.empty() ? "the report could not be written" : r.error;
+    out = as_json ? "{\"verdict\": " + ascii_json(tileverify::outcome_name(r.verdict)) +
+                        ", \"diagnostics\": [], \"error\": " + ascii_json(what) + "}\n"
+                  : std::string(tileverify::outcome_name(r.verdict)) + ": " + what + "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+std::string dim3_text(const tileverify::Dim3& d) {
+  return "[" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + "]";
+}
+
+// "" when the CTA exists in the grid of the spec and of every kernel that
+// runs one CTA (spec.cpp checks the spec's own "cta" the same way).
+std::string cta_problem(const tileverify::Spec& spec, const std::string& spec_path) {
+  auto outside = [&](const tileverify::Dim3& g) {
+    return spec.cta.x >= g.x || spec.cta.y >= g.y || spec.cta.z >= g.z;
+  };
+  std::string where;
+  if (outside(spec.grid)) where = "\"grid\" " + dim3_text(spec.grid);
+  for (const std::optional<tileverify::KernelSpec>* k : {&spec.ref, &spec.opt})
+    if (where.empty() && !spec.all_ctas && *k && (*k)->grid && outside(*(*k)->grid))
+      where = "the grid " + dim3_text(*(*k)->grid) + " of kernel '" + (*k)->kernel + "'";
+  if (where.empty()) return "";
+  return "--cta " + dim3_text(spec.cta) + " lies outside " + where + " of " + spec_path +
+         ": each component must be below the grid's (CTAs are numbered from 0)";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace cli = tileverify::cli;
+  const std::uint64_t default_memory = tileverify::default_memory_budget();
   CLI::App app{"tileverify: are two GPU kernels the same function over the reals, for every input and schedule?"};
   app.require_subcommand(1);
-  std::string spec_path, cta;
+  // Numbers are taken as text and read by args.hpp, which checks ranges and
+  // says what is allowed; CLI11's own conversions wrap or pass odd values.
+  std::string spec_path, cta, timeout_text, memory_text, threads_text, trials_text, seed_text;
   bool as_json = false;
-  double timeout = 0;
   bool quiet = false;
+  const std::string timeout_help =
+      "seconds for the whole check (reading, running, deciding); past it the check ends as unknown (exit 3). "
+      "Default 300; 0: no limit; at most 1000000";
+  const std::string memory_help = "bytes the kernel runs may allocate, with K, M, G or T (binary units), like 8G; "
+                                  "over it the check ends as unknown (exit 3). Default: half the machine's memory, "
+                                  "here " + cli::size_text(default_memory);
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("spec", spec_path, "the spec file (JSON)")->required();
     sub->add_flag("--json", as_json, "print a machine-readable report");
     sub->add_flag("--quiet", quiet, "no progress lines on stderr");
-    sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z");
+    sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z (missing components are 0)");
+    sub->add_option("--timeout", timeout_text, timeout_help);
+    sub->add_option("--max-memory", memory_text, memory_help);
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
-  unsigned threads = 0;
-  equiv->add_option("--threads", threads, "threads that decide outputs (default: one per hardware thread)");
-  equiv->add_option("--timeout", timeout,
-                    "seconds for deciding all outputs; what is undecided then is unknown (default: no limit, "
-                    "60 s per output)");
+  equiv->add_option("--threads", threads_text,
+                    "threads that decide outputs, 0 to 1024 (default 0: one per hardware thread)");
   CLI::App* check = app.add_subcommand("check", "check one kernel for races, deadlocks and bad accesses");
   add_common(check);
-  tileverify::PayloadOptions payload;
   CLI::App* fpsan = app.add_subcommand(
       "fpsan", "run ref and opt on random FpSan payloads and compare the outputs bit for bit (fast evidence, not a proof)");
   add_common(fpsan);
-  fpsan->add_option("--trials", payload.trials, "random inputs to run (default 100)")->check(CLI::PositiveNumber);
-  fpsan->add_option("--seed", payload.seed, "seed of the first input (default 1; input k uses seed + k)");
+  fpsan->add_option("--trials", trials_text, "random inputs to run, 1 to 1000000000 (default 100)");
+  fpsan->add_option("--seed", seed_text, "seed of the first input (default 1; input k uses seed + k)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -67,51 +148,95 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 4;
   }
 
-  auto loaded = tileverify::load_spec(spec_path);
-  tileverify::Report report;
-  if (!loaded.spec) {
-    report.verdict = tileverify::Outcome::Error;
-    report.error = loaded.error;
-  } else {
-    tileverify::Spec spec = *loaded.spec;
-    if (!cta.empty() && !parse_cta(cta, &spec.cta)) {
-      std::fprintf(stderr, "tileverify: --cta wants x,y,z (non-negative integers), not '%s'\n", cta.c_str());
-      return 4;
-    }
-    if (spec.cta.x >= spec.grid.x || spec.cta.y >= spec.grid.y || spec.cta.z >= spec.grid.z) {
-      std::fprintf(stderr, "tileverify: the CTA %s lies outside the grid of %s\n", cta.c_str(), spec_path.c_str());
-      return 4;
-    }
-    if (equiv->parsed()) {
-      tileverify::DecideLimits limits;
-      limits.threads = threads;
-      if (timeout > 0) {
-        // --timeout bounds the whole decision phase, and any one output.
-        limits.deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(std::int64_t(timeout * 1e6));
-        limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
-      }
-      // Progress on stderr for checks that take a while: a line every 2 s.
-      auto start = std::chrono::steady_clock::now();
-      auto last = start;
-      bool printed = false;
-      if (!quiet)
-        limits.progress = [&](std::size_t done, std::size_t total) {
-          auto now = std::chrono::steady_clock::now();
-          if (done < total && now - last < std::chrono::seconds(2)) return;
-          if (done == total && !printed) return;
-          last = now;
-          printed = true;
-          std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
-                       std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
-          if (done == total && isatty(2)) std::fputc('\n', stderr);
-        };
-      report = tileverify::check_equivalence(spec, limits);
-    } else if (fpsan->parsed()) {
-      report = tileverify::check_payloads(spec, payload);
-    } else {
-      report = tileverify::check(spec);
-    }
+  // The option values, each checked; the first bad one is the answer.
+  double timeout = cli::kDefaultTimeoutSeconds;
+  std::uint64_t max_memory = default_memory, threads = 0, seed = 1, trials = 100;
+  tileverify::Dim3 cta_dims{0, 0, 0};
+  std::string bad;
+  if (bad.empty() && !timeout_text.empty()) bad = cli::parse_timeout(timeout_text, &timeout);
+  if (bad.empty() && !memory_text.empty()) bad = cli::parse_size("--max-memory", memory_text, &max_memory);
+  if (bad.empty() && !cta.empty()) bad = cli::parse_cta(cta, &cta_dims);
+  if (bad.empty() && !threads_text.empty())
+    bad = cli::parse_count("--threads", threads_text, 0, 1024, "0: one per hardware thread", &threads);
+  if (bad.empty() && !trials_text.empty())
+    bad = cli::parse_count("--trials", trials_text, 1, 1000000000, "random inputs to run", &trials);
+  if (bad.empty() && !seed_text.empty())
+    bad = cli::parse_count("--seed", seed_text, 0, UINT64_MAX, "the seed of the first input", &seed);
+  if (!bad.empty()) {
+    print(error_report(bad), as_json, "");
+    return 4;
   }
-  std::fputs((as_json ? report.json() + "\n" : report.text()).c_str(), stdout);
+
+  // One deadline for the whole command, from its start: reading the spec
+  // and the PTX count against it too.
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout > 0)
+    deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(timeout));
+
+  Report report;
+  std::string headline;  // set when the check ended in an exception
+  try {
+    auto loaded = tileverify::load_spec(spec_path);
+    if (!loaded.spec) {
+      report = error_report(loaded.error);
+    } else {
+      tileverify::Spec spec = *loaded.spec;
+      if (!cta.empty()) spec.cta = cta_dims;
+      std::string outside = cta.empty() ? "" : cta_problem(spec, spec_path);
+      if (!outside.empty()) {
+        report = error_report(outside);
+      } else if (equiv->parsed()) {
+        tileverify::DecideLimits limits;
+        limits.threads = unsigned(threads);
+        limits.deadline = deadline;
+        limits.max_memory_bytes = max_memory;
+        // --timeout bounds the whole check, and also any one output.
+        if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
+        // Progress on stderr for checks that take a while: a line every 2 s.
+        auto last = start;
+        bool printed = false;
+        if (!quiet)
+          limits.progress = [&](std::size_t done, std::size_t total) {
+            auto now = std::chrono::steady_clock::now();
+            if (done < total && now - last < std::chrono::seconds(2)) return;
+            if (done == total && !printed) return;
+            last = now;
+            printed = true;
+            std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
+                         std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
+            if (done == total && isatty(2)) std::fputc('\n', stderr);
+          };
+        report = tileverify::check_equivalence(spec, limits);
+      } else if (fpsan->parsed()) {
+        tileverify::PayloadOptions payload;
+        payload.trials = unsigned(trials);
+        payload.seed = seed;
+        payload.limits.deadline = deadline;
+        payload.limits.max_memory_bytes = max_memory;
+        report = tileverify::check_payloads(spec, payload);
+      } else {
+        tileverify::RunLimits limits;
+        limits.deadline = deadline;
+        limits.max_memory_bytes = max_memory;
+        report = tileverify::check(spec, limits);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    std::string message = "ran out of memory (the budget is " + cli::size_text(max_memory) +
+                          "); raise --max-memory or give a smaller spec";
+    report = unknown_report(message, true);
+    headline = "UNKNOWN: " + message;
+  } catch (const std::exception& e) {
+    std::string message = std::string("internal error: ") + e.what() + "; please report it with the spec file";
+    report = unknown_report(message, false);
+    headline = "UNKNOWN: " + message;
+  } catch (...) {
+    std::string message = "internal error (an exception of unknown type); please report it with the spec file";
+    report = unknown_report(message, false);
+    headline = "UNKNOWN: " + message;
+  }
+  print(report, as_json, headline);
   return report.exit_code();
 }
