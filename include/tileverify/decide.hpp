@@ -60,8 +60,10 @@ struct DecideLimits {
   // 0: one per hardware thread. decide_all takes its own argument.
   unsigned threads = 0;
   // check_equivalence: bytes the kernel runs may allocate (RunLimits); 0:
-  // default_memory_budget().
+  // default_memory_budget(). With "ctas": "all", grid_progress is called
+  // after each CTA a kernel runs (done of total).
   std::uint64_t max_memory_bytes = 0;
+  std::function<void(std::uint64_t done, std::uint64_t total)> grid_progress;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -15,6 +15,7 @@
 #include "tileverify/program.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -121,6 +122,9 @@ struct RunLimits {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::uint64_t max_memory_bytes = 0;
   std::uint64_t max_steps = 2'000'000'000;
+  // "ctas": "all": called after each CTA a kernel runs (done of total), for
+  // progress output on long grids.
+  std::function<void(std::uint64_t done, std::uint64_t total)> grid_progress;
 };
 
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or

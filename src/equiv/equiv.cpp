@@ -90,6 +90,7 @@ RunLimits run_limits(const DecideLimits& d) {
   RunLimits l;
   l.deadline = d.deadline;
   l.max_memory_bytes = d.max_memory_bytes;
+  l.grid_progress = d.grid_progress;
   return l;
 }
 bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline) {
@@ -255,6 +256,7 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
         if (out_of_time()) return g;
         auto run = run_program(p, l, dom, opts);
         ++done;
+        if (limits.grid_progress) limits.grid_progress(done, total);
         g.stats.thread_instructions += run.stats.thread_instructions;
         g.stats.block_syncs += run.stats.block_syncs;
         g.stats.warp_syncs += run.stats.warp_syncs;
