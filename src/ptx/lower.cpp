@@ -1,12 +1,17 @@
 // Lowering a parsed PTX kernel to the structured-CTA program model.
 #include "tileverify/ptx.hpp"
 
+#include "limits.hpp"
+#include "names.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 
 // Lowering runs once per kernel of every check, so the per-instruction path
@@ -27,6 +32,20 @@ struct Failure {
 // launch that is wrong (exit 4).
 [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, true}}; }
 [[noreturn]] void bad_input(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, false}}; }
+
+// A type that parse_dtype() does not know, for a `what` (a register, a
+// parameter ...): one PTX has but tileverify does not model (b128, the fp8
+// to fp4 formats, texture and surface references) is unsupported; any other
+// name, or none, is bad input.
+[[noreturn]] void unknown_type(const SourceLoc& loc, const char* what, const std::string& type) {
+  static constexpr std::string_view kUnmodelled[] = {
+      ".b128",   ".e4m3",   ".e5m2",   ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2",   ".e3m2x2",    ".ue8m0x2",
+      ".e4m3x4", ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4", ".texref", ".samplerref", ".surfref"};
+  if (type.empty()) bad_input(loc, std::string("a ") + what + " declaration needs a type (.b32, .f32, .pred ...)");
+  for (std::string_view t : kUnmodelled)
+    if (t == type) fail(loc, std::string(what) + "s of type '" + type + "' are not supported");
+  bad_input(loc, "unknown " + std::string(what) + " type '" + type + "'");
+}
 
 // A name or opcode of the Module (a view) as a string, for messages and keys.
 std::string str(std::string_view s) { return std::string(s); }
@@ -130,215 +149,6 @@ bool parse_dtype(std::string_view s, DType* t) {
   }
 }
 
-// The n bytes at p (n <= 8) in one word, by fixed-size loads (overlapping
-// where n is not a load's size): every byte lands in the word, so that two
-// such words of the same n are equal only if the bytes are.
-inline std::uint64_t load_upto8(const char* p, std::size_t n) {
-  std::uint64_t a = 0, b = 0;
-  if (n >= 4) {
-    std::uint32_t x, y;
-    std::memcpy(&x, p, 4);
-    std::memcpy(&y, p + n - 4, 4);
-    a = x;
-    b = y;
-  } else if (n > 0) {
-    a = std::uint8_t(p[0]) | std::uint32_t(std::uint8_t(p[n / 2])) << 8 | std::uint32_t(std::uint8_t(p[n - 1])) << 16;
-  }
-  return a | b << 32;
-}
-
-// name -> index for the names an instruction's operands look up (registers,
-// variables, labels). A std::map did several string comparisons a lookup and
-// a node allocation per register. Most names are a stem and a number (%r12,
-// %rd3, $L__BB0_7: what .reg %r<N> declares): those are an array index in the
-// stem's family. Any other name goes to a hash table (open addressing, the
-// names copied into one buffer).
-class NameTable {
- public:
-  // Sets name's index; naming it again replaces the earlier one (as map[name] = id did).
-  void set(std::string_view name, std::uint32_t id) {
-    std::string_view stem;
-    std::uint32_t number = 0;
-    if (numbered(name, &stem, &number)) {
-      Family* f = family(stem);
-      if (!f && families_.size() < 16) f = &families_.emplace_back(Family{pack(stem), stem.size(), std::string(stem), {}});
-      // A family's array grows with its largest number, so a stray huge
-      // number (%r9999999) goes to the hash table instead.
-      if (f && (number < f->ids.size() || (number < (1u << 20) && number <= 2 * f->ids.size() + 1024))) {
-        if (number >= f->ids.size()) f->ids.resize(std::max<std::size_t>(number + 1, 2 * f->ids.size()), kNone);
-        f->ids[number] = id;
-        return;
-      }
-    }
-    set_hashed(name, id);
-  }
-  // set(stem + i, first_id + i) for i in [0, count), as a .reg %r<N>
-  // declaration names them, without building and re-reading each name: the
-  // numbers go straight into the stem's family array. What find() returns
-  // afterwards is the same as after the single set() calls: the array only
-  // decides where a name is kept, never which index it has.
-  void set_range(std::string_view stem, std::uint32_t count, std::uint32_t first_id) {
-    if (count == 0) return;
-    // A stem that ends in a digit ("%r1<3>": %r10 %r11 %r12) or is empty
-    // reads back as another stem; a family table that is full hashes every
-    // new stem. Those take the general path, as do numbers past 2^20, which
-    // set() would hash as well.
-    Family* f = nullptr;
-    if (!stem.empty() && !in_digits(stem.back())) {
-      f = family(stem);
-      if (!f && families_.size() < 16) f = &families_.emplace_back(Family{pack(stem), stem.size(), std::string(stem), {}});
-    }
-    std::uint32_t i = 0;
-    if (f) {
-      const std::uint32_t fast = std::min<std::uint32_t>(count, 1u << 20);
-      if (fast > f->ids.size()) f->ids.resize(fast, kNone);
-      for (; i < fast; ++i) f->ids[i] = first_id + i;
-    }
-    std::string name(stem);
-    for (; i < count; ++i) {
-      name.resize(stem.size());
-      append_decimal(name, i);
-      set(name, first_id + i);
-    }
-  }
-  // std::to_string(v), appended without a temporary.
-  static void append_decimal(std::string& s, std::uint32_t v) {
-    char digits[10];
-    int n = 0;
-    do {
-      digits[n++] = char('0' + v % 10);
-      v /= 10;
-    } while (v);
-    while (n) s.push_back(digits[--n]);
-  }
-  // The index of name, or null (valid until the next set()).
-  const std::uint32_t* find(std::string_view name) const {
-    std::string_view stem;
-    std::uint32_t number = 0;
-    if (numbered(name, &stem, &number)) {
-      // In the array if set since it covered the number; else maybe hashed
-      // from before (an array only grows, so a name once in it stays there).
-      const Family* f = family(stem);
-      if (f && number < f->ids.size() && f->ids[number] != kNone) return &f->ids[number];
-    }
-    return find_hashed(name);
-  }
-
- private:
-  static bool in_digits(char c) { return c >= '0' && c <= '9'; }
-  static constexpr std::uint32_t kNone = ~std::uint32_t(0);  // no index for this number
-  struct Family {
-    std::uint64_t key;               // the stem, packed (see pack())
-    std::size_t size;                // of the stem
-    std::string stem;
-    std::vector<std::uint32_t> ids;  // by number; kNone: not set
-  };
-  // Up to 8 of a stem's bytes in one word, which with the length tells
-  // families apart by two comparisons (and by the whole stem when it is
-  // longer): the bytes p[0], p[n/2], p[n-1] below 4 bytes, two overlapping
-  // 4-byte loads from 4 on, so that the key holds every byte. No switch on
-  // the length: its indirect jump mispredicted where stems of different
-  // lengths (%f, %rd) alternate, as they do in most instructions.
-  static std::uint64_t pack(std::string_view stem) { return load_upto8(stem.data(), std::min<std::size_t>(stem.size(), 8)); }
-  // name = stem + a decimal number without leading zeros ("%r12": "%r", 12).
-  // Up to 7 digits, read from the end in one pass.
-  static bool numbered(std::string_view name, std::string_view* stem, std::uint32_t* number) {
-    std::uint32_t v = 0, scale = 1;
-    std::size_t j = name.size();
-    for (; j > 0; --j) {
-      const std::uint32_t d = std::uint32_t(std::uint8_t(name[j - 1])) - '0';
-      if (d > 9) break;
-      if (scale == 10000000) return false;  // an eighth digit
-      v += d * scale;
-      scale *= 10;
-    }
-    if (scale == 1 || (scale > 10 && name[j] == '0')) return false;  // no digits, or a leading zero
-    *stem = name.substr(0, j);
-    *number = v;
-    return true;
-  }
-  // The family of stem, or null. There are at most 16 (set() hashes the
-  // names of any further stem), so that this search stays short.
-  const Family* family(std::string_view stem) const {
-    const std::uint64_t key = pack(stem);
-    for (const Family& f : families_)
-      if (f.key == key && f.size == stem.size() && (stem.size() <= 8 || same(f.stem, stem))) return &f;
-    return nullptr;
-  }
-  Family* family(std::string_view stem) {
-    return const_cast<Family*>(static_cast<const NameTable*>(this)->family(stem));
-  }
-  // The hash table: out of line, as most names never reach it.
-  [[gnu::noinline]] void set_hashed(std::string_view name, std::uint32_t id) {
-    if (4 * (size_ + 1) > 3 * slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
-    const std::uint32_t h = hash(name);
-    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-      Slot& s = slots_[i];
-      if (s.length == kEmpty) {
-        s = Slot{h, std::uint32_t(names_.size()), std::uint32_t(name.size()), id};
-        names_.append(name);
-        ++size_;
-        return;
-      }
-      if (s.hash == h && s.length == name.size() && same(key(s), name)) {
-        s.id = id;
-        return;
-      }
-    }
-  }
-  [[gnu::noinline]] const std::uint32_t* find_hashed(std::string_view name) const {
-    if (size_ == 0) return nullptr;
-    const std::uint32_t h = hash(name);
-    for (std::size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-      const Slot& s = slots_[i];
-      if (s.length == kEmpty) return nullptr;
-      if (s.hash == h && s.length == name.size() && same(key(s), name)) return &s.id;
-    }
-  }
-  static constexpr std::uint32_t kEmpty = ~std::uint32_t(0);  // a slot's length when it holds no name
-  struct Slot {
-    std::uint32_t hash = 0;
-    std::uint32_t offset = 0, length = kEmpty;  // the name, in names_
-    std::uint32_t id = 0;
-  };
-  // Register names are short (%r12, %rd3): the bytes are packed 8 at a time
-  // into a word, which one multiplication mixes (a byte-at-a-time hash is a
-  // chain of dependent multiplications, as long as the name).
-  static std::uint32_t hash(std::string_view s) {
-    std::uint64_t h = s.size();
-    std::size_t i = 0;
-    for (; i < s.size();) {
-      std::uint64_t word = 0;
-      for (std::size_t end = std::min(s.size(), i + 8); i < end; ++i) word = (word << 8) | std::uint8_t(s[i]);
-      h = (h ^ word) * 0x9E3779B97F4A7C15ull;
-      h ^= h >> 29;
-    }
-    return std::uint32_t(h ^ (h >> 32));
-  }
-  std::string_view key(const Slot& s) const { return std::string_view(names_.data() + s.offset, s.length); }
-  // a == b for names whose hashes and lengths already match: a plain loop,
-  // cheaper than a call to memcmp for a few bytes.
-  static bool same(std::string_view a, std::string_view b) {
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i] != b[i]) return false;
-    return true;
-  }
-  void rehash(std::size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
-    for (const Slot& s : old) {
-      if (s.length == kEmpty) continue;
-      std::size_t i = s.hash & (capacity - 1);
-      while (slots_[i].length != kEmpty) i = (i + 1) & (capacity - 1);
-      slots_[i] = s;
-    }
-  }
-  std::vector<Family> families_;
-  std::vector<Slot> slots_;  // a power of two, at most 3/4 full
-  std::string names_;
-  std::size_t size_ = 0;
-};
-
 // A new element for emplace_back(Fresh<T>{}), made by default- rather than
 // value-initialization: emplace_back() zeroes the whole object first (a
 // `rep stos` of an Instr's 144 bytes, slow to start) and then sets every
@@ -366,7 +176,8 @@ struct Frame {
   const Kernel* fn = nullptr;
   bool entry = true;
   std::string prefix;  // names of an inlined instance's registers and buffers: "fname#3:"
-  NameTable regs, vars, labels;
+  NameTable regs, vars, labels;  // regs: the registers used so far
+  DeclaredRegisters declared;    // the registers declared (made in regs on first use)
   // .param names visible here -> the argument slot they denote. The slots of
   // one call are shared by the caller (its st.param / ld.param on the call's
   // .param variables) and the callee (on its parameters and return values).
@@ -379,15 +190,20 @@ struct Frame {
 
 class Lowering {
  public:
-  Lowering(const Module& m, const Kernel& k, std::uint64_t dyn) : m_(m), k_(k), dyn_(dyn) {}
+  Lowering(const Module& m, const Kernel& k, std::uint64_t dyn)
+      : m_(m), k_(k), dyn_(dyn), max_shared_(limits::max_shared_per_cta(limits::compute_capability(m.target))) {}
 
   Program run() {
     p_.name = k_.name;
+    if (dyn_ > max_shared_)
+      bad_input(k_.loc, "dynamic shared memory of " + std::to_string(dyn_) + " bytes for '" + k_.name + "' is above the " +
+                            limits::kb_text(max_shared_) + " of shared memory a CTA can have " + on_target() + " (" +
+                            limits::source() + ")");
     for (const Param& prm : k_.params) {
       ParamDecl d;
       d.name = prm.name;
       if (prm.type == ".struct") fail(prm.loc, "by-value struct parameters are not supported ('" + prm.name + "')");
-      if (!parse_dtype(prm.type, &d.dtype)) fail(prm.loc, "unknown parameter type '" + prm.type + "'");
+      if (!parse_dtype(prm.type, &d.dtype)) unknown_type(prm.loc, "parameter", prm.type);
       d.pointer = prm.pointer_hint;
       params_[prm.name] = std::uint32_t(p_.params.size());
       p_.params.push_back(d);
@@ -396,6 +212,7 @@ class Lowering {
     Frame f;
     f.fn = &k_;
     lower_body(f);
+    check_shared_total();
     Instr ret;
     ret.op = Opcode::Ret;
     ret.loc = k_.loc;
@@ -408,45 +225,10 @@ class Lowering {
   // and resolves its branches.
   void lower_body(Frame& f) {
     const Kernel& k = *f.fn;
-    std::size_t nregs = 0;
-    for (const RegDecl& r : k.regs) nregs += r.count < 0 ? 1 : std::size_t(r.count);
-    // Only a hint: a huge count in a broken file should not allocate before the loop below does.
-    nregs = std::min<std::size_t>(nregs, 1 << 20);
-    reserve_more(p_.registers, nregs);
-    std::string name;  // %r<N>: the names %r0 .. %r(N-1), built in one buffer
     for (const RegDecl& r : k.regs) {
       DType t;
-      if (!parse_dtype(r.type, &t)) fail(r.loc, "unknown register type '" + r.type + "'");
-      if (r.count < 0) {
-        add_reg(f, r.name, t);
-      } else if (r.count > 0) {
-        // The table learns the whole range at once; each register's name is
-        // then written with one string call (prefix and stem stay in the
-        // buffer, only the digits change).
-        f.regs.set_range(r.name, std::uint32_t(r.count), std::uint32_t(p_.registers.size()));
-        name.assign(f.prefix).append(r.name);
-        const std::size_t stem = name.size();
-        name.resize(stem + 10);  // room for the digits of any count
-        name[stem] = '0';
-        std::size_t length = stem + 1;
-        for (int i = 0; i < r.count; ++i) {
-          // name[stem, length) is i in decimal: counted up from the last
-          // name (a carry past the last 9), not divided out again.
-          if (i > 0) {
-            std::size_t at = length;
-            while (at > stem && name[at - 1] == '9') name[--at] = '0';
-            if (at == stem) {  // all nines: one digit more, 10..0
-              name[stem] = '1';
-              name[length++] = '0';
-            } else {
-              ++name[at - 1];
-            }
-          }
-          RegisterDecl& d = p_.registers.emplace_back();
-          d.name.append(name.data(), length);  // into the empty name: less work than assign
-          d.dtype = t;
-        }
-      }
+      if (!parse_dtype(r.type, &t)) unknown_type(r.loc, "register", r.type);
+      f.declared.add(r.name, r.count, t);
     }
     for (const VarDecl& v : k.vars) add_var(&f, v);
     auto [marks, first_time] = idioms_.try_emplace(&k);
@@ -463,27 +245,84 @@ class Lowering {
         lower(s.instr, idiom.empty() ? kNoIdiom : idiom[i]);
     }
     for (auto [pc, label] : f.branches) {
+      if (label->kind != ptx::Operand::Kind::Name) bad_input(label->loc, "a branch needs a label to go to");
       const std::uint32_t* target = f.labels.find(label->name);
-      if (!target) fail(label->loc, "unknown label '" + str(label->name) + "'");
+      if (!target) bad_input(label->loc, "unknown label '" + str(label->name) + "'");
       p_.code[pc].target = *target;
     }
     f_ = outer;
   }
 
-  void add_reg(Frame& f, const std::string& name, DType t) {
-    f.regs.set(name, std::uint32_t(p_.registers.size()));
+  // The register `name` denotes in the body being lowered, or null. A
+  // declared register becomes one of the Program's when an instruction first
+  // uses it (see DeclaredRegisters). The pointer is valid until the next
+  // lookup.
+  const std::uint32_t* find_reg(std::string_view name) {
+    if (const std::uint32_t* r = f_->regs.find(name)) return r;
+    return first_use(name);
+  }
+  [[gnu::noinline]] const std::uint32_t* first_use(std::string_view name) {
+    DType t;
+    if (!f_->declared.find(name, &t)) return nullptr;
+    f_->regs.set(name, std::uint32_t(p_.registers.size()));
     RegisterDecl& d = p_.registers.emplace_back();
-    d.name.reserve(f.prefix.size() + name.size());
-    d.name.append(f.prefix).append(name);
+    d.name.reserve(f_->prefix.size() + name.size());
+    d.name.append(f_->prefix).append(name);
     d.dtype = t;
+    return f_->regs.find(name);
   }
 
   BufferDecl buffer_of(const VarDecl& v, const std::string& prefix) {
     BufferDecl b;
     b.name = prefix + v.name;
-    if (!parse_dtype(v.type, &b.dtype)) fail(v.loc, "unknown variable type '" + v.type + "'");
+    if (!parse_dtype(v.type, &b.dtype)) unknown_type(v.loc, "variable", v.type);
     b.elements = v.elements;
     return b;
+  }
+
+  // "on sm_90", or "on any GPU" for a target the limits table does not know.
+  std::string on_target() const {
+    return limits::listed_max_shared_per_cta(limits::compute_capability(m_.target)) ? "on " + m_.target
+                                                                                      : std::string("on any GPU");
+  }
+
+  // The bytes of v's elements of type t, which must fit in 64 bits (they
+  // are counted before anything is allocated for them).
+  static std::uint64_t bytes_of(const VarDecl& v, DType t) {
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(v.elements, std::uint64_t(dtype_bytes(t)), &bytes))
+      bad_input(v.loc, "'" + v.name + "' is an array of " + std::to_string(v.elements) + " elements of " +
+                           std::to_string(dtype_bytes(t)) + " bytes: more bytes than fit in 64 bits");
+    return bytes;
+  }
+  // v's size against the most a CTA or thread can have of its memory.
+  static void check_size(const VarDecl& v, DType t, std::uint64_t most, const char* of_what) {
+    const std::uint64_t bytes = bytes_of(v, t);
+    if (bytes > most)
+      bad_input(v.loc, "'" + v.name + "' takes " + std::to_string(bytes) + " bytes of " + v.space + " memory, above the " +
+                           limits::kb_text(most) + " of " + of_what + " (" + limits::source() + ")" +
+                           (v.space == ".shared" ? "; a larger array must be dynamic shared memory (extern .shared)" : ""));
+  }
+
+  // The statically sized .shared arrays the kernel's code uses (those it
+  // does not, ptxas leaves out) against the 48 KB a CTA can have, and with
+  // the launch's dynamic shared memory against the target's maximum.
+  void check_shared_total() {
+    std::vector<bool> used(p_.buffers.size());
+    for (const Instr& in : p_.code)
+      for (const tileverify::Operand& o : in.src)
+        if (o.kind == tileverify::Operand::Kind::Buffer && o.index < used.size()) used[o.index] = true;
+    std::uint64_t total = 0;  // each at most 48 KB, so no overflow
+    for (std::uint32_t id : static_shared_)
+      if (used[id]) total += p_.buffers[id].elements * dtype_bytes(p_.buffers[id].dtype);
+    if (total > limits::kStaticShared)
+      bad_input(k_.loc, "the .shared arrays '" + k_.name + "' uses take " + std::to_string(total) + " bytes, above the " +
+                            limits::kb_text(limits::kStaticShared) + " of static shared memory a CTA can have (" +
+                            limits::source() + "); more must be dynamic shared memory (extern .shared)");
+    if (total + dyn_ > max_shared_)
+      bad_input(k_.loc, "'" + k_.name + "' has " + std::to_string(total) + " bytes of static and " + std::to_string(dyn_) +
+                            " bytes of dynamic shared memory, above the " + limits::kb_text(max_shared_) +
+                            " of shared memory a CTA can have " + on_target() + " (" + limits::source() + ")");
   }
 
   // Module-level data: .shared arrays now; .global and .const data, and
@@ -508,6 +347,17 @@ class Lowering {
     if (!v.init_error.empty()) fail(use, v.init_error);
     if (v.unsized) fail(use, "'" + v.name + "' is an external array of unknown size");
     BufferDecl b = buffer_of(v, "");
+    const std::uint64_t bytes = bytes_of(v, b.dtype);
+    if (v.space == ".const") {
+      check_size(v, b.dtype, limits::kConstant, "constant memory a GPU has");
+      const_bytes_ += bytes;  // each at most 64 KB, so no overflow
+      if (const_bytes_ > limits::kConstant)
+        bad_input(v.loc, "the .const data '" + k_.name + "' uses takes " + std::to_string(const_bytes_) + " bytes with '" +
+                             v.name + "', above the " + limits::kb_text(limits::kConstant) + " of constant memory a GPU has (" +
+                             limits::source() + ")");
+    } else if (m_.address_size == 32 && bytes > (std::uint64_t(1) << 32)) {
+      bad_input(v.loc, "'" + v.name + "' takes " + std::to_string(bytes) + " bytes, more than the 4 GB a 32-bit address space (.address_size 32) holds");
+    }
     b.from_host = !v.has_init && v.space == ".const";
     b.space = v.space == ".const" ? Space::Const : Space::Global;
     b.read_only = v.space == ".const";
@@ -541,12 +391,17 @@ class Lowering {
     BufferDecl b = buffer_of(v, !f || f->entry ? "" : shared ? f->fn->name + ":" : f->prefix);
     b.space = shared ? Space::Shared : Space::Local;
     if (v.unsized) {
+      if (!shared) bad_input(v.loc, "the .local array '" + v.name + "' needs a size");
       if (dyn_ == 0)
         bad_input(v.loc, "'" + v.name + "' is dynamic shared memory: give its size in bytes (spec key \"dynamic_shared\")");
-      b.elements = dyn_ / dtype_bytes(b.dtype);
+      b.elements = dyn_ / dtype_bytes(b.dtype);  // dyn_ is at most the target's maximum (run())
+    } else {
+      check_size(v, b.dtype, shared ? limits::kStaticShared : limits::kLocalPerThread,
+                 shared ? "static shared memory a CTA can have" : "local memory a thread can have");
     }
     std::uint32_t id = std::uint32_t(p_.buffers.size());
     p_.buffers.push_back(b);
+    if (shared && !v.unsized) static_shared_.push_back(id);
     if (!f) {
       vars_[v.name] = id;
     } else {
@@ -571,12 +426,18 @@ class Lowering {
   // The checks called for every operand are small enough to be inlined; the
   // messages of their failures are built out of line (cold, below).
   std::uint32_t reg_of(const ptx::Operand& o) {
-    const std::uint32_t* r = f_->regs.find(o.name);
+    const std::uint32_t* r = o.kind == ptx::Operand::Kind::Name ? find_reg(o.name) : nullptr;
     if (!r) not_a_register(o);
     return *r;
   }
   [[noreturn, gnu::noinline, gnu::cold]] static void not_a_register(const ptx::Operand& o) {
-    fail(o.loc, "'" + str(o.name) + "' is not a declared register");
+    switch (o.kind) {
+      case ptx::Operand::Kind::Name: bad_input(o.loc, "'" + str(o.name) + "' is not a declared register");
+      case ptx::Operand::Kind::Sink: bad_input(o.loc, "expected a register here, found the sink '_'");
+      case ptx::Operand::Kind::Address: bad_input(o.loc, "expected a register here, found an address [..]");
+      case ptx::Operand::Kind::Vector: bad_input(o.loc, "expected a register here, found a list of operands");
+      default: bad_input(o.loc, "expected a register here, found a constant");
+    }
   }
 
   // A name that denotes memory or a parameter: a variable of this body, a
@@ -621,7 +482,7 @@ class Lowering {
       Special s;
       if (special_of(o.name, &s)) return tileverify::Operand::special(s);
       if (is_word(o.name, "WARP_SZ")) return tileverify::Operand::integer(32);  // CUDA's warpSize: a PTX constant
-      if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r);
+      if (const std::uint32_t* r = find_reg(o.name)) return tileverify::Operand::reg(*r);
     } else if (o.kind == ptx::Operand::Kind::Int) {
       return tileverify::Operand::integer(o.value);
     }
@@ -635,7 +496,7 @@ class Lowering {
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
-        fail(o.loc, "'" + str(o.name) + "' is not a declared register, variable or parameter");
+        bad_input(o.loc, "'" + str(o.name) + "' is not a declared register, variable or parameter");
       }
       case ptx::Operand::Kind::Int: return tileverify::Operand::integer(o.value);
       case ptx::Operand::Kind::F32Bits: {
@@ -653,17 +514,17 @@ class Lowering {
       case ptx::Operand::Kind::Address: return address(o);
       default: break;
     }
-    fail(o.loc, "unexpected operand here");
+    bad_input(o.loc, o.kind == ptx::Operand::Kind::Sink ? "the sink '_' cannot be read" : "expected a register or a constant here, found a list of operands");
   }
 
   tileverify::Operand address(const ptx::Operand& o) {
-    if (o.kind != ptx::Operand::Kind::Address) fail(o.loc, "expected an address [..]");
+    if (o.kind != ptx::Operand::Kind::Address) bad_input(o.loc, "expected an address [..]");
     if (o.name.empty()) fail(o.loc, "absolute addresses are not supported");
     if (!o.elements.empty()) fail(o.loc, "tensor-map addresses [map, {coordinates}] are not supported");
-    if (const std::uint32_t* r = f_->regs.find(o.name)) return tileverify::Operand::reg(*r, o.value);
+    if (const std::uint32_t* r = find_reg(o.name)) return tileverify::Operand::reg(*r, o.value);
     tileverify::Operand mem;
     if (named_memory(o, o.value, &mem)) return mem;
-    fail(o.loc, "'" + str(o.name) + "' in an address is not a declared register, variable or parameter");
+    bad_input(o.loc, "'" + str(o.name) + "' in an address is not a declared register, variable or parameter");
   }
 
   // d = the destination registers of o, written into d itself: a returned
@@ -684,7 +545,12 @@ class Lowering {
     if (in.operands.size() != n) wrong_count(in, n);
   }
   [[noreturn, gnu::noinline, gnu::cold]] static void wrong_count(const Instruction& in, std::size_t n) {
-    fail(in.loc, "'" + str(in.opcode) + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size()));
+    const std::string msg =
+        "'" + str(in.opcode) + "' takes " + std::to_string(n) + " operands, not " + std::to_string(in.operands.size());
+    // The extra operand of a cache-policy qualifier is valid PTX, one
+    // tileverify does not model; any other count is wrong.
+    if (in.opcode.find("cache_hint") != std::string_view::npos) fail(in.loc, msg + " (cache policies are not supported)");
+    bad_input(in.loc, msg);
   }
 
   // nvcc's expf (without fast math) builds 2^n from the float bits of a
@@ -982,8 +848,8 @@ class Lowering {
       return;
     }
     if (!pin.guard.empty()) {
-      const std::uint32_t* g = f_->regs.find(pin.guard);
-      if (!g) fail(pin.loc, "'" + str(pin.guard) + "' is not a declared register");
+      const std::uint32_t* g = find_reg(pin.guard);
+      if (!g) bad_input(pin.loc, "'" + str(pin.guard) + "' is not a declared register");
       in.guard = std::int32_t(*g);
       in.guard_negated = pin.guard_negated;
     }
@@ -1053,7 +919,7 @@ class Lowering {
           simple(Opcode::Cvt, 1);
           in.saturate = has("sat");
           in.mode = has("relu") ? 1 : 0;
-          if (ntypes != 2) fail(pin.loc, "cvt needs a destination and a source type");
+          if (ntypes != 2) bad_input(pin.loc, "cvt needs a destination and a source type");
           in.type = first_type;
           in.src_type = second_type;
         }
@@ -1069,7 +935,7 @@ class Lowering {
         // Tested on the locals, not on in: the compiler read in.op and
         // in.space back as one word just after storing them as bytes, which
         // stalls (a load cannot take its value from two smaller stores).
-        if (decoded.space == Space::Const && !load) fail(pin.loc, "a store to .const memory");
+        if (decoded.space == Space::Const && !load) bad_input(pin.loc, "a store to .const memory, which is read-only");
         need(pin, 2);
         if (load) {
           set_dsts(in.dst, ops[0]);
@@ -1118,7 +984,7 @@ class Lowering {
           in.src.push_back(mask(ops[0]));
         } else if (has("sync") || parts.size() == 1 || (parts.size() == 2 && is_word(parts[1], "aligned"))) {
           in.op = Opcode::Bar;
-          if (ops.empty() || ops.size() > 2) fail(pin.loc, "bar.sync takes a barrier id and an optional thread count");
+          if (ops.empty() || ops.size() > 2) bad_input(pin.loc, "bar.sync takes a barrier id and an optional thread count");
           for (const auto& o : ops) {
             if (o.kind != ptx::Operand::Kind::Int) fail(o.loc, "barrier ids and counts in registers are not supported");
             in.src.push_back(tileverify::Operand::integer(o.value));
@@ -1128,14 +994,17 @@ class Lowering {
         }
         break;
       case Base::Shfl:
+        if (!has("sync")) fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: shfl without .sync (PTX before 6.0) is not");
         need(pin, 5);
         in.op = Opcode::Shfl;
         in.mode = std::uint8_t(has("up") ? ShflMode::Up : has("down") ? ShflMode::Down : has("bfly") ? ShflMode::Bfly : ShflMode::Idx);
-        if (!has("up") && !has("down") && !has("bfly") && !has("idx")) fail(pin.loc, "unknown shfl mode in '" + str(pin.opcode) + "'");
+        if (!has("up") && !has("down") && !has("bfly") && !has("idx"))
+          bad_input(pin.loc, "'" + str(pin.opcode) + "' needs a mode: .up, .down, .bfly or .idx");
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), value(ops[2]), value(ops[3]), mask(ops[4])};
         break;
       case Base::Vote:
+        if (!has("sync")) fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: vote without .sync (PTX before 6.0) is not");
         need(pin, 3);
         in.op = Opcode::Vote;
         if (has("uni")) fail(pin.loc, "vote.uni is not supported");
@@ -1146,14 +1015,14 @@ class Lowering {
       case Base::Redux:
         need(pin, 3);
         in.op = Opcode::Redux;
-        if (!has("sync")) fail(pin.loc, "redux needs .sync");
+        if (!has("sync")) bad_input(pin.loc, "redux needs .sync");
         if (has("add")) in.mode = std::uint8_t(AtomOp::Add);
         else if (has("min")) in.mode = std::uint8_t(AtomOp::Min);
         else if (has("max")) in.mode = std::uint8_t(AtomOp::Max);
         else if (has("and")) in.mode = std::uint8_t(AtomOp::And);
         else if (has("or")) in.mode = std::uint8_t(AtomOp::Or);
         else if (has("xor")) in.mode = std::uint8_t(AtomOp::Xor);
-        else fail(pin.loc, "unknown redux operation in '" + str(pin.opcode) + "'");
+        else bad_input(pin.loc, "'" + str(pin.opcode) + "' needs an operation: .add, .min, .max, .and, .or or .xor");
         if (dtype_is_float(in.type)) fail(pin.loc, "redux.sync on floats (sm_100a) is not supported");
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), mask(ops[2])};
@@ -1243,7 +1112,8 @@ class Lowering {
       Instr mv = in;
       mv.op = Opcode::Mov;
       mv.type = t;
-      std::uint32_t r = slot(id, addr.value + std::int64_t(k * dtype_bytes(t)), t);
+      // Wrapping, as addresses do: an offset near 2^63 in a broken file must not overflow.
+      std::uint32_t r = slot(id, std::int64_t(std::uint64_t(addr.value) + k * dtype_bytes(t)), t);
       if (load) {
         mv.dst = {reg_of(elems[k])};
         mv.src = {tileverify::Operand::reg(r)};
@@ -1266,22 +1136,33 @@ class Lowering {
     const ptx::Operand* args = nullptr;
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) rets = &ops[i++];
     if (i >= ops.size() || ops[i].kind != ptx::Operand::Kind::Name)
-      fail(pin.loc, "'" + str(pin.opcode) + "' needs the name of the function it calls");
+      bad_input(pin.loc, "'" + str(pin.opcode) + "' needs the name of the function it calls");
     const ptx::Operand& fname = ops[i++];
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) args = &ops[i++];
-    if (i < ops.size() || f_->regs.find(fname.name))
+    DType reg_type;
+    if (i < ops.size() || f_->regs.find(fname.name) || f_->declared.find(fname.name, &reg_type))
       fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + str(pin.opcode) + "'");
     const Kernel* callee = m_.find(fname.name);
     if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
     if (!callee)
       fail(fname.loc, "call to '" + str(fname.name) +
                           "', whose body is not in this file (external functions such as printf are not supported)");
-    if (callee->is_entry) fail(fname.loc, "call to '" + str(fname.name) + "', which is a kernel (.entry), not a .func");
+    if (callee->is_entry) bad_input(fname.loc, "call to '" + str(fname.name) + "', which is a kernel (.entry), not a .func");
     if (std::find(call_stack_.begin(), call_stack_.end(), fname.name) != call_stack_.end() || fname.name == k_.name)
       fail(pin.loc, "recursive call to '" + str(fname.name) + "': calls are inlined, and recursion cannot be");
+    // Every call is inlined: a chain of functions that each call the next
+    // twice doubles the code at every level, and a long chain of calls
+    // nests the lowering as deep. Both are bounded, far above what nvcc's
+    // code needs.
+    if (call_stack_.size() >= kMaxCallDepth)
+      fail(pin.loc, "calls nested more than " + std::to_string(kMaxCallDepth) + " deep are not supported (calls are inlined)");
+    inlined_ += callee->body.size();
+    if (inlined_ > kMaxInlined)
+      fail(pin.loc, "inlining the calls of '" + k_.name + "' makes more than " + std::to_string(kMaxInlined) +
+                        " statements, more than tileverify verifies");
     std::size_t nargs = args ? args->elements.size() : 0, nrets = rets ? rets->elements.size() : 0;
     if (nargs != callee->params.size() || nrets != callee->returns.size())
-      fail(pin.loc, "call to '" + str(fname.name) + "' with " + std::to_string(nargs) + " arguments and " +
+      bad_input(pin.loc, "call to '" + str(fname.name) + "' with " + std::to_string(nargs) + " arguments and " +
                         std::to_string(nrets) + " return values; it takes " + std::to_string(callee->params.size()) +
                         " and " + std::to_string(callee->returns.size()));
 
@@ -1304,7 +1185,7 @@ class Lowering {
       if (formal.type == ".struct") {
         t = DType::B8;
       } else if (!parse_dtype(formal.type, &t)) {
-        fail(formal.loc, "unknown parameter type '" + formal.type + "'");
+        unknown_type(formal.loc, "parameter", formal.type);
       }
       if (actual.kind == ptx::Operand::Kind::Name && f_->params.count(actual.name)) {
         f.params[formal.name] = f_->param(actual.name);
@@ -1388,7 +1269,7 @@ class Lowering {
         found = true;
       }
     }
-    if (!found) fail(pin.loc, "'" + str(pin.opcode) + "': unknown atomic operation");
+    if (!found) bad_input(pin.loc, "'" + str(pin.opcode) + "' needs an operation (.add, .min, .max, .and, .or, .xor ...)");
     for (std::size_t i = 1; i < parts.size(); ++i)
       if (parts[i] == "f16x2" || parts[i] == "bf16x2" || parts[i] == "v2" || parts[i] == "v4" || parts[i] == "v8" ||
           starts_with(parts[i], "L2::"))
@@ -1396,7 +1277,7 @@ class Lowering {
     in.op = Opcode::Atom;
     in.space = space_of(parts);
     if (in.space == Space::Const || in.space == Space::Param || in.space == Space::Local)
-      fail(pin.loc, "'" + str(pin.opcode) + "': atomics on this state space are not supported");
+      bad_input(pin.loc, "'" + str(pin.opcode) + "': atomics are on .global or .shared memory only");
     bool red = parts[0] == "red" || (ops.size() == 3 && ops[0].kind == ptx::Operand::Kind::Sink);
     need(pin, parts[0] == "red" ? 2 : 3);
     std::size_t a = parts[0] == "red" ? 0 : 1;
@@ -1418,7 +1299,7 @@ class Lowering {
     } else if (what == "wait_group") {
       need(pin, 1);
       if (ops[0].kind != ptx::Operand::Kind::Int || ops[0].value < 0)
-        fail(ops[0].loc, "cp.async.wait_group needs a constant number of groups");
+        bad_input(ops[0].loc, "cp.async.wait_group needs a constant number of groups");
       in.op = Opcode::CpAsyncWait;
       in.src = {tileverify::Operand::integer(ops[0].value)};
     } else if (what == "wait_all") {
@@ -1429,10 +1310,10 @@ class Lowering {
       if (has_part(parts, "L2::cache_hint"))
         fail(pin.loc, "'" + str(pin.opcode) + "': the cache-policy operand of cp.async is not supported");
       if (ops.size() != 3 && ops.size() != 4)
-        fail(pin.loc, "'" + str(pin.opcode) + "' takes a destination, a source, a copy size and an optional source size");
+        bad_input(pin.loc, "'" + str(pin.opcode) + "' takes a destination, a source, a copy size and an optional source size");
       if (ops[2].kind != ptx::Operand::Kind::Int || (ops[2].value != 4 && ops[2].value != 8 && ops[2].value != 16) ||
           (what == "cg" && ops[2].value != 16))
-        fail(ops[2].loc, "the size of a cp.async must be 4, 8 or 16 bytes (16 for .cg)");
+        bad_input(ops[2].loc, "the size of a cp.async must be 4, 8 or 16 bytes (16 for .cg)");
       in.op = Opcode::CpAsync;
       in.space = Space::Shared;
       in.src = {address(ops[0]), address(ops[1]), tileverify::Operand::integer(ops[2].value)};
@@ -1469,7 +1350,7 @@ class Lowering {
       if (parse_dtype(parts[i], &t)) type = t;
     }
     auto fragment = [&](const ptx::Operand& o) -> const ptx::Operand& {  // the operand itself, not a copy
-      if (o.kind != ptx::Operand::Kind::Vector) fail(o.loc, "a wmma fragment must be a {..} list of registers");
+      if (o.kind != ptx::Operand::Kind::Vector) bad_input(o.loc, "a wmma fragment must be a {..} list of registers");
       return o;
     };
     auto stride = [&](std::size_t i) {
@@ -1479,9 +1360,10 @@ class Lowering {
     if (op == "load" || op == "store") {
       const std::string_view m = parts.size() > 2 ? parts[2] : "";
       if (!((op == "load" && (m == "a" || m == "b" || m == "c")) || (op == "store" && m == "d")))
-        fail(pin.loc, "'" + str(pin.opcode) + "': unknown wmma matrix");
-      if (!has_part(parts, "row") && !has_part(parts, "col")) fail(pin.loc, "'" + str(pin.opcode) + "' needs .row or .col");
-      if (ops.size() != 2 && ops.size() != 3) fail(pin.loc, "'" + str(pin.opcode) + "' takes a fragment, an address and an optional stride");
+        bad_input(pin.loc, "'" + str(pin.opcode) + "': unknown wmma matrix (wmma.load takes .a, .b or .c; wmma.store .d)");
+      if (!has_part(parts, "row") && !has_part(parts, "col")) bad_input(pin.loc, "'" + str(pin.opcode) + "' needs .row or .col");
+      if (ops.size() != 2 && ops.size() != 3)
+        bad_input(pin.loc, "'" + str(pin.opcode) + "' takes a fragment, an address and an optional stride");
       in.op = op == "load" ? Opcode::WmmaLoad : Opcode::WmmaStore;
       in.mode = std::uint8_t(m == "a" ? WmmaMatrix::A : m == "b" ? WmmaMatrix::B : WmmaMatrix::C);
       in.trans = has_part(parts, "col");
@@ -1515,15 +1397,15 @@ class Lowering {
                                                                  {WmmaShape::M32N8K16, {32, 8, 16}},
                                                                  {WmmaShape::M8N32K16, {8, 32, 16}},
                                                                  {WmmaShape::M16N16K8, {16, 16, 8}}};
-    auto [m, n, k] = dims.at(WmmaShape(in.shape));
-    const int per_ab = dtype_bytes(in.src_type) == 2 ? 2 : 1;
+    const auto [m, n, k] = dims.at(WmmaShape(in.shape));
+    // In std::size_t: a fragment of a few hundred million registers would overflow int.
+    const std::size_t per_ab = dtype_bytes(in.src_type) == 2 ? 2 : 1, mn = std::size_t(m * n);
     const std::size_t nc = fragment(ops[3]).elements.size(), nd = in.dst.size();
-    auto covers = [](std::size_t regs, int per, int elems) { return regs > 0 && (32 * int(regs) * per) % elems == 0; };
-    if (!covers(na, per_ab, m * k) || !covers(nb, per_ab, k * n) || nc == 0 || nd == 0 ||
-        (m * n) % (32 * int(nc)) != 0 || (m * n) % (32 * int(nd)) != 0 || m * n / (32 * int(nc)) > 2 ||
-        m * n / (32 * int(nd)) > 2)
-      fail(pin.loc, "'" + str(pin.opcode) + "': fragments of " + std::to_string(na) + ", " + std::to_string(nb) + ", " +
-                        std::to_string(nc) + " and " + std::to_string(nd) + " registers do not fit the shape");
+    auto covers = [](std::size_t regs, std::size_t per, std::size_t elems) { return regs > 0 && (32 * regs * per) % elems == 0; };
+    if (!covers(na, per_ab, std::size_t(m * k)) || !covers(nb, per_ab, std::size_t(k * n)) || nc == 0 || nd == 0 ||
+        mn % (32 * nc) != 0 || mn % (32 * nd) != 0 || mn / (32 * nc) > 2 || mn / (32 * nd) > 2)
+      bad_input(pin.loc, "'" + str(pin.opcode) + "': fragments of " + std::to_string(na) + ", " + std::to_string(nb) +
+                             ", " + std::to_string(nc) + " and " + std::to_string(nd) + " registers do not fit the shape");
   }
 
   // Member masks: an immediate, or a register (nvcc often moves -1 into one first).
@@ -1535,6 +1417,9 @@ class Lowering {
   const Module& m_;
   const Kernel& k_;
   std::uint64_t dyn_;
+  const std::uint64_t max_shared_;  // per CTA on m_'s target (limits.hpp)
+  std::vector<std::uint32_t> static_shared_;  // buffers of statically sized .shared arrays
+  std::uint64_t const_bytes_ = 0;  // of the .const data made buffers so far
   Program p_;
   Frame* f_ = nullptr;  // the body being lowered
   // std::less<>: looked up by the Module's names, which are views.
@@ -1543,6 +1428,9 @@ class Lowering {
   std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
   std::vector<std::string_view> call_stack_;              // functions being inlined, outermost first
+  static constexpr std::size_t kMaxCallDepth = 64;           // of call_stack_
+  static constexpr std::size_t kMaxInlined = std::size_t(1) << 20;  // statements of inlined bodies, all calls
+  std::size_t inlined_ = 0;
   SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   // The expf idiom, by function body (found once, however often inlined):
@@ -1573,6 +1461,10 @@ LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t
     r.program = Lowering(m, *k, dynamic_shared_bytes).run();
   } catch (const Failure& f) {
     r.error = f.error;
+  } catch (const std::bad_alloc&) {  // no exception leaves: a caller gets an error, never an abort
+    r.error = Error{k->loc, "out of memory while lowering '" + name + "'", true};
+  } catch (const std::exception& e) {
+    r.error = Error{k->loc, "internal error while lowering '" + name + "': " + e.what(), true};
   }
   return r;
 }

@@ -15,9 +15,12 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 
 #include <fcntl.h>
@@ -212,6 +215,26 @@ struct Lexed {
   }
 };
 
+// A character for a message: 'c' when printable, else its byte value (a
+// NUL or a UTF-8 byte would garble the message or end it early).
+std::string describe_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("character '") + c + "'";
+  static const char hex[] = "0123456789abcdef";
+  return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
+}
+
+// Two's-complement negation and addition of the 64-bit values literals
+// denote: -(-2^63) and large offsets wrap, as in PTX's own arithmetic,
+// instead of overflowing a signed integer (undefined behaviour).
+std::int64_t negate(std::int64_t v) { return std::int64_t(std::uint64_t(0) - std::uint64_t(v)); }
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) + std::uint64_t(b)); }
+
+// How deeply {..} vectors, (..) argument lists, [..] addresses and
+// initializer lists may nest. nvcc's deepest is two ([map, {x, y}]); the
+// bound keeps a file of nothing but '{' from recursing until the stack is gone.
+constexpr int kMaxNesting = 32;
+
 // The scanning loops rely on kTextPadding '\0' bytes after the text (s[n]
 // on): a '\0' is in no character class, so it stops them at the end without
 // a bounds check (and a '\0' inside the text stops them the same way, as it
@@ -336,7 +359,7 @@ void lex_text(const char* const s, const std::size_t n, const std::string& file,
       ++i;
       kind = Token::Kind::String;
     } else {
-      throw Failure{{SourceLoc{file, t->line, t->col}, std::string("unexpected character '") + c + "'"}};
+      throw Failure{{SourceLoc{file, t->line, t->col}, "unexpected " + describe_char(c) + " (PTX text is ASCII)"}};
     }
     t->begin = s + b;
     t->length = std::uint32_t(i - b);
@@ -406,6 +429,22 @@ class Parser {
   }
   [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg}}; }
   [[noreturn]] void fail(const Token& t, const std::string& msg) { throw Failure{{loc(t), msg}}; }
+  // Valid PTX that tileverify does not read (every other parse error is bad input).
+  [[noreturn]] void unsupported(const Token& t, const std::string& msg) { throw Failure{{loc(t), msg, true}}; }
+  // Counts one level of nesting for as long as it lives (see kMaxNesting).
+  class Nesting {
+   public:
+    Nesting(Parser& parser, const Token& at, const char* what) : parser_(parser) {
+      if (++parser_.depth_ > kMaxNesting)
+        parser_.fail(at, std::string(what) + " nested more than " + std::to_string(kMaxNesting) + " deep");
+    }
+    ~Nesting() { --parser_.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Parser& parser_;
+  };
   // The error of expect() when punct is not next.
   [[noreturn]] void expect_failed(char punct, const char* what) {
     if (at_end()) fail(peek(), std::string("unexpected end of file: expected '") + punct + "' " + what);
@@ -437,7 +476,14 @@ class Parser {
       if (i == t.length) return neg ? -std::int64_t(x) : std::int64_t(x);
     }
     if (!parse_int(t.text(), &v)) fail(t, "malformed integer '" + str(t.text()) + "'");
-    return neg ? -v : v;
+    return neg ? negate(v) : v;
+  }
+  // A count or an array size: a literal from 0 to 2^64 - 1 (integer() would
+  // read the upper half as negative numbers).
+  std::uint64_t count(const char* what) {
+    if (is('-')) fail(peek(), std::string("expected ") + what + " (a number, 0 or more), found '-'");
+    if (peek().kind != Token::Kind::Number) fail(peek(), std::string("expected ") + what);
+    return std::uint64_t(integer(what));
   }
 
   // ---- module level
@@ -501,6 +547,9 @@ class Parser {
     return 0;
   }
 
+  // Zeros that initializer() appends to fill an array (see there).
+  static constexpr std::uint64_t kInitPadding = std::uint64_t(1) << 20;
+
   // What initializer() has read so far.
   struct InitState {
     std::size_t width = 0;
@@ -511,7 +560,8 @@ class Parser {
   // One element of an initializer, or a {..} list of them (recursively).
   void init_element(InitState& s) {
     if (!s.ok) return;
-    if (accept('{')) {
+    if (is('{')) {
+      Nesting nest(*this, next(), "initializer lists");
       if (!is('}')) {
         init_element(s);
         while (s.ok && accept(',')) init_element(s);
@@ -547,7 +597,7 @@ class Parser {
         s.ok = false;
         return;
       }
-      value = std::uint64_t(neg ? -iv : iv);
+      value = std::uint64_t(neg ? negate(iv) : iv);
     }
     if (w != s.width) {  // a float constant in an array of another width
       s.ok = false;
@@ -577,8 +627,13 @@ class Parser {
       v.unsized = false;
       v.elements = s.bytes.size() / width;
     }
-    if (s.bytes.size() > v.elements * width) fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
-    s.bytes.resize(v.elements * width, 0);  // the rest of the array is zero
+    std::uint64_t total = 0;  // bytes of the array
+    if (__builtin_mul_overflow(v.elements, std::uint64_t(width), &total) || s.bytes.size() > total)
+      fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
+    // The rest of the array is zero: padded here up to kInitPadding bytes.
+    // Past that the bytes are left out (VarDecl::init), so that a huge array
+    // with a short initializer costs nothing until the lowering judges its size.
+    s.bytes.resize(std::size_t(std::min<std::uint64_t>(total, std::max<std::uint64_t>(s.bytes.size(), kInitPadding))), 0);
     v.has_init = true;
     v.init = std::move(s.bytes);
   }
@@ -700,11 +755,13 @@ class Parser {
         v.unsized = true;
         v.elements = 0;
       } else {
-        v.elements = std::uint64_t(integer("an array size"));
+        v.elements = count("an array size");
         expect(']', "after an array size");
       }
-      while (!v.unsized && accept('[')) {  // x[2][3]: six elements
-        v.elements *= std::uint64_t(integer("an array size"));
+      while (!v.unsized && is('[')) {  // x[2][3]: six elements
+        const Token& open = next();
+        if (__builtin_mul_overflow(v.elements, count("an array size"), &v.elements))
+          fail(open, "the array '" + v.name + "' has more elements than fit in 64 bits");
         expect(']', "after an array size");
       }
     }
@@ -730,7 +787,7 @@ class Parser {
     }
     p.name = str(ident("a parameter name"));
     if (accept('[')) {  // .param .align 8 .b8 p[16]: a by-value struct
-      integer("an array size");
+      count("an array size");
       expect(']', "after an array size");
       p.type = ".struct";
     }
@@ -874,7 +931,15 @@ class Parser {
       r.type.assign(type);
       r.name.assign(ident("a register name"));
       if (accept('<')) {
-        r.count = int(integer("a register count"));
+        // Lowering makes only the registers that instructions use, so that a
+        // large count costs nothing; the bound is RegDecl::count's.
+        const Token& at = peek();
+        const std::string written = str(at.text());
+        const std::uint64_t n = count("a register count");
+        if (n > std::uint64_t(INT32_MAX))
+          fail(at, "'" + r.name + "<" + written + ">' declares more registers than tileverify reads (at most " +
+                       std::to_string(INT32_MAX) + " a declaration)");
+        r.count = int(n);
         expect('>', "after a register count");
       }
       k.regs.push_back(std::move(r));
@@ -913,6 +978,7 @@ class Parser {
 
   // The elements of a {..} vector or a (..) argument list, up to `close`.
   void elements(Operand& o, char close, const char* what) {
+    Nesting nest(*this, t_[p_ - 1], close == '}' ? "vector operands" : "argument lists");
     o.kind = Operand::Kind::Vector;
     if (!is(close)) {
       o.elements.reserve(count_items(close));
@@ -933,12 +999,13 @@ class Parser {
       if (accept('|')) o.pred_out = ident("a predicate after '|'");
       return;
     }
-    if (accept('[')) {
+    if (is('[')) {
+      Nesting nest(*this, next(), "addresses");
       o.kind = Operand::Kind::Address;
       if (peek().kind == Token::Kind::Ident) o.name = next().text();
       else o.value = integer("an address");
-      if (accept('+')) o.value += integer("an address offset");
-      else if (is('-')) o.value += integer("an address offset");
+      if (accept('+')) o.value = wrapping_add(o.value, integer("an address offset"));
+      else if (is('-')) o.value = wrapping_add(o.value, integer("an address offset"));
       while (accept(',')) operand(o.elements.emplace_back(Fresh<Operand>{}));  // [tensormap, {x, y}]: TMA coordinates
       expect(']', "to close the address");
       return;
@@ -982,11 +1049,11 @@ class Parser {
       hex_bits(16, Operand::Kind::F64Bits);
       if (neg) o.value = std::int64_t(std::uint64_t(o.value) ^ 0x8000000000000000ull);
     } else if (x.find('.') != std::string_view::npos) {
-      fail(t, "decimal float constants are not supported ('" + str(x) + "'); nvcc writes floats as 0fXXXXXXXX");
+      unsupported(t, "decimal float constants are not supported ('" + str(x) + "'); nvcc writes floats as 0fXXXXXXXX");
     } else {
       o.kind = Operand::Kind::Int;
       if (!parse_int(x, &o.value)) fail(t, "malformed integer '" + str(x) + "'");
-      if (neg) o.value = -o.value;
+      if (neg) o.value = negate(o.value);
     }
   }
 
@@ -998,6 +1065,7 @@ class Parser {
   const std::shared_ptr<ModuleStorage> storage_;
   std::vector<Operand>& operands_;  // storage_->operands
   Module m_;
+  int depth_ = 0;  // of nesting (see Nesting)
   int debug_file_ = -1;  // the .loc in force
   std::uint32_t debug_line_ = 0, debug_column_ = 0;
 };
@@ -1021,6 +1089,11 @@ ParseResult parse_text(std::shared_ptr<ModuleStorage> storage, std::size_t n, co
     r.module = Parser(lexed, file, std::move(storage)).run();
   } catch (Failure& f) {
     r.error = std::move(f.error);
+  } catch (const std::bad_alloc&) {  // no exception leaves: a caller gets an error, never an abort
+    r.error = Error{SourceLoc{file, 0, 0}, "out of memory while reading the PTX", true};
+  } catch (const std::exception& e) {
+    r.module.reset();
+    r.error = Error{SourceLoc{file, 0, 0}, std::string("internal error while reading the PTX: ") + e.what(), true};
   }
   constexpr std::size_t kKeep = std::size_t(1) << 20;  // tokens: 24 MiB
   if (lexed.capacity > kKeep) lexed = Lexed();
