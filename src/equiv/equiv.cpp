@@ -142,17 +142,34 @@ Outcome outcome_of(DiagKind k) {
   return Outcome::Error;
 }
 
-// The most serious diagnostic decides the verdict: unsafe before unsupported.
+// How serious a verdict from a run is: a bug found (race and deadlock
+// first: they explain what follows them) is never hidden by a later
+// unsupported instruction or limit, of the same kernel or the other one.
+int severity(Outcome o) {
+  switch (o) {
+    case Outcome::Race:
+    case Outcome::Deadlock: return 5;
+    case Outcome::OutOfBounds:
+    case Outcome::Uninitialized:
+    case Outcome::Trap: return 4;
+    case Outcome::Error: return 3;
+    case Outcome::Unsupported: return 2;
+    case Outcome::Unknown: return 1;
+    default: return 0;
+  }
+}
+
+// The most serious diagnostic decides the verdict (among equals, the later).
 void take_diagnostics(Report& r, const std::vector<Diagnostic>& ds, const std::string& which) {
   for (Diagnostic d : ds) {
     d.message = which + ": " + d.message;
     r.diagnostics.push_back(d);
   }
   if (ds.empty()) return;
-  Outcome o = outcome_of(ds.back().kind);
+  Outcome o = outcome_of(ds.front().kind);
   for (const Diagnostic& d : ds)
-    if (outcome_of(d.kind) == Outcome::Race || outcome_of(d.kind) == Outcome::Deadlock) o = outcome_of(d.kind);
-  if (r.verdict == Outcome::Ok || r.verdict == Outcome::Equivalent) r.verdict = o;
+    if (severity(outcome_of(d.kind)) >= severity(o)) o = outcome_of(d.kind);
+  if (r.verdict == Outcome::Ok || r.verdict == Outcome::Equivalent || severity(o) > severity(r.verdict)) r.verdict = o;
 }
 
 std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300); }

@@ -162,3 +162,22 @@ TEST_CASE("a grid that cannot finish in time stops at once, saying why") {
   CHECK(c.verdict == Outcome::Unknown);
   CHECK(c.text().find("after running 0 of the 2147483647 CTAs") != std::string::npos);
 }
+
+TEST_CASE("a bug found before a limit is the verdict, of either kernel") {
+  Spec spec;
+  spec.ref = KernelSpec{kDir + "/cases/limits.ptx", "uninit_then_loop", Dim3{32, 1, 1}, 0, std::nullopt, {}};
+  spec.params.push_back(ParamSpec{"x", DType::F32, true, {32}, Role::Out, 0});
+  RunLimits lim;
+  lim.max_steps = 100000;
+  Report r = check(spec, lim);
+  CHECK(r.verdict == Outcome::Uninitialized);
+  CHECK(r.exit_code() == 2);
+  REQUIRE(r.diagnostics.size() == 2);  // the limit is still reported, after the bug
+  CHECK(r.diagnostics[1].kind == DiagKind::Limit);
+
+  // The reference hits the limit, the other kernel has the bug.
+  spec.opt = spec.ref;
+  spec.ref->kernel = "k";
+  Report two = check(spec, lim);
+  CHECK(two.verdict == Outcome::Uninitialized);
+}
