@@ -1429,7 +1429,7 @@ class Lowering {
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
   std::vector<std::string_view> call_stack_;              // functions being inlined, outermost first
   static constexpr std::size_t kMaxCallDepth = 64;           // of call_stack_
-  static constexpr std::size_t kMaxInlined = std::size_t(1) << 20;  // statements of inlined bodies, all calls
+  static constexpr std::size_t kMaxInlined = std::size_t(1) << 18;  // statements of inlined bodies, all calls
   std::size_t inlined_ = 0;
   SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;

@@ -628,8 +628,9 @@ class Parser {
       v.elements = s.bytes.size() / width;
     }
     std::uint64_t total = 0;  // bytes of the array
-    if (__builtin_mul_overflow(v.elements, std::uint64_t(width), &total) || s.bytes.size() > total)
-      fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
+    if (__builtin_mul_overflow(v.elements, std::uint64_t(width), &total))
+      fail(v.loc, "the array '" + v.name + "' has more bytes than fit in 64 bits");
+    if (s.bytes.size() > total) fail(v.loc, "the initializer of '" + v.name + "' has more elements than the array");
     // The rest of the array is zero: padded here up to kInitPadding bytes.
     // Past that the bytes are left out (VarDecl::init), so that a huge array
     // with a short initializer costs nothing until the lowering judges its size.
