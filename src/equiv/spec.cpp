@@ -264,6 +264,7 @@ class JsonSyntax {
       char c = peek();
       if (c == '}' && comma_before(i_)) stop(*comma_before(i_), "a ',' right before '}': JSON allows no trailing comma");
       if (c == '\'') stop(i_, "keys take double quotes (\"), not single quotes");
+      if (c == '/') stop(i_, "JSON has no comments (use a \"description\" field for notes)");
       if (c != '"') {
         if (std::isalpha(static_cast<unsigned char>(c)))
           stop(i_, "a key must be in double quotes: \"" + word_at(i_) + "\", not " + word_at(i_));
@@ -665,7 +666,7 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
   if (!names->insert(ps.name).second)
     fail(field(where + ".name") + " " + json_quoted(ps.name) + " is already the name of another parameter");
   ps.dtype = dtype_of(p["dtype"], where + ".dtype");
-  std::string named = field(where) + " ('" + ps.name + "')";
+  std::string named = where + " ('" + ps.name + "')";
   if (p.contains("value")) {
     if (p.contains("shape") || p.contains("role"))
       fail(named + " has a \"value\" (a scalar) and a \"shape\" or \"role\" (a tensor): give one or the other");
@@ -798,6 +799,7 @@ SpecResult load_spec(const std::string& path) {
   // the spec, so it is reported now, saying where relative paths start.
   fs::path base = fs::path(path).parent_path();
   fs::path folder = fs::absolute(base.empty() ? fs::path(".") : base, ec).lexically_normal();
+  if (folder.filename().empty() && folder.has_parent_path()) folder = folder.parent_path();  // "/a/b/" -> "/a/b"
   for (const PtxRef& ref : refs) {
     std::string from =
         fs::path(ref.as_written).is_absolute() ? "" : " (relative to the spec's folder " + folder.string() + ")";
