@@ -123,24 +123,26 @@ int main(int argc, char** argv) {
                                   "over it the check ends as unknown (exit 3). Default: half the machine's memory, "
                                   "here " + cli::size_text(default_memory);
   auto add_common = [&](CLI::App* sub) {
-    sub->add_option("spec", spec_path, "the spec file (JSON)")->required();
+    sub->add_option("spec", spec_path, "the spec file (JSON)")->required()->type_name("SPEC.json");
     sub->add_flag("--json", as_json, "print a machine-readable report");
     sub->add_flag("--quiet", quiet, "no progress lines on stderr");
-    sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z (missing components are 0)");
-    sub->add_option("--timeout", timeout_text, timeout_help);
-    sub->add_option("--max-memory", memory_text, memory_help);
+    sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
+        ->type_name("x,y,z");
+    sub->add_option("--timeout", timeout_text, timeout_help)->type_name("SECONDS");
+    sub->add_option("--max-memory", memory_text, memory_help)->type_name("SIZE");
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
   equiv->add_option("--threads", threads_text,
-                    "threads that decide outputs, 0 to 1024 (default 0: one per hardware thread)");
+                    "threads that decide outputs, 0 to 1024 (default 0: one per hardware thread)")
+      ->type_name("N");
   CLI::App* check = app.add_subcommand("check", "check one kernel for races, deadlocks and bad accesses");
   add_common(check);
   CLI::App* fpsan = app.add_subcommand(
       "fpsan", "run ref and opt on random FpSan payloads and compare the outputs bit for bit (fast evidence, not a proof)");
   add_common(fpsan);
-  fpsan->add_option("--trials", trials_text, "random inputs to run, 1 to 1000000000 (default 100)");
-  fpsan->add_option("--seed", seed_text, "seed of the first input (default 1; input k uses seed + k)");
+  fpsan->add_option("--trials", trials_text, "random inputs to run, 1 to 1000000000 (default 100)")->type_name("N");
+  fpsan->add_option("--seed", seed_text, "seed of the first input (default 1; input k uses seed + k)")->type_name("S");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
