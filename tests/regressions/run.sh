@@ -12,6 +12,11 @@ cli=$1
 table=$2
 only=${3:-}
 dir=$(cd "$(dirname "$table")/robustness" && pwd) || exit 2
+# The runs start in $dir: a relative path to the command must not depend on that.
+case $cli in
+  /*) ;;
+  */*) cli=$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli") ;;
+esac
 
 # A guard for the machine, not part of what is tested: a run that escaped its
 # memory budget would otherwise take the memory of everyone on the machine
