@@ -82,6 +82,12 @@ std::string line_column(const std::string& text, std::size_t at) {
   return std::to_string(line) + ":" + std::to_string(at - line_start + 1);
 }
 
+// A spec nests 4 deep ("params", a parameter, its "shape"); JSON nested
+// thousands deep is no spec, and the JSON library's printing and comparing
+// recurse: a million '[' would overflow the stack. So depth is counted first,
+// outside strings, and the text refused beyond this.
+constexpr int kMaxDepth = 64;
+
 // nlohmann's parser decides what is valid JSON; when it refuses a text, this
 // checker walks it again to say where and why in words a person understands
 // (its own messages read "syntax error while parsing object separator -
@@ -149,9 +155,9 @@ class JsonSyntax {
   }
 
   void value() {
-    // nlohmann nests without bound; this checker recurses, so it stops
-    // describing (and the caller falls back) long before the stack would.
-    if (++depth_ > 400) stop(i_, "lists and objects nested more than 400 deep");
+    // parse_json refuses deeper texts before; this keeps the recursion
+    // bounded should it ever be called on one.
+    if (++depth_ > kMaxDepth) stop(i_, "lists and objects nested too deep");
     if (at_end()) stop(i_, "the text ends where a value was expected (a value after ':' or ',' is missing)");
     char c = peek();
     if (c == '{') object();
@@ -323,9 +329,32 @@ class JsonSyntax {
   int depth_ = 0;
 };
 
+
+std::optional<std::size_t> too_deep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 // The text as JSON. Duplicate keys are refused: nlohmann keeps the last one
 // silently, and a spec with two "shape"s is a mistake whichever one wins.
 json parse_json(const std::string& text) {
+  if (auto at = too_deep(text))
+    fail(line_column(text, *at) + ": lists and objects nested more than " + std::to_string(kMaxDepth) +
+         " deep; a spec nests 4 deep");
   std::vector<std::set<std::string>> keys;  // the keys of each open object
   std::string duplicate;
   json::parser_callback_t watch = [&](int, json::parse_event_t event, json& parsed) {

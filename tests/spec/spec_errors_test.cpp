@@ -107,6 +107,11 @@ TEST_CASE("spec JSON syntax errors: file:line:column and what is wrong, in plain
   // nlohmann keeps the last of two equal keys; a spec with two is a mistake.
   CHECK_ERROR(spec_text(R"({"name": "x", "dtype": "f32", "shape": [4], "shape": [8], "role": "out"})"),
               "the key \"shape\" appears twice");
+  // Nesting a million deep is refused before anything recurses over it (it
+  // overflowed the stack), valid JSON or not.
+  CHECK_ERROR(std::string(1000000, '[') + std::string(1000000, ']'), "s.json:1:65: lists and objects nested more than 64");
+  CHECK_ERROR("{\"a\": " + std::string(1000000, '{'), "nested more than 64 deep");
+  CHECK(loads(spec_text("", "\"description\": \"" + std::string(100000, '[') + "\"")).params.empty());  // in a string
   // Empty text, or only spaces: said so, not "unexpected end of input".
   CHECK_ERROR("", "s.json: is empty");
   CHECK_ERROR(" \n\t ", "s.json: is empty");
