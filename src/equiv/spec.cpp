@@ -42,7 +42,9 @@ struct SpecError {
 // A string as a JSON literal: quotes, escapes, and bytes that are not UTF-8
 // replaced (a message must itself be printable, and valid in a JSON report).
 std::string json_quoted(const std::string& s) {
-  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+  // A key or name of a megabyte would make a message of a megabyte.
+  std::string q = json(s.size() > 80 ? s.substr(0, 60) : s).dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 80 ? q.insert(q.size() - 1, "...") : q;
 }
 
 // A value as the spec wrote it (compact JSON), cut short when long: a

@@ -126,6 +126,10 @@ TEST_CASE("spec structure: an object, known keys (typos caught, with a suggestio
               "did you mean \"dynamic_shared\"?");
   CHECK_ERROR(spec_text("", "\"zzzzzzzz\": 1"), "unknown key \"zzzzzzzz\"; its keys are");  // no far-fetched guess
   CHECK(!has(error_of(spec_text("", "\"zzzzzzzz\": 1")), "did you mean"));
+  // A long key is cut in the message, not repeated whole.
+  std::string long_key = error_of(spec_text("", "\"" + std::string(100000, 'k') + "\": 1"));
+  CHECK(has(long_key, "unknown key \"" + std::string(60, 'k') + "...\""));
+  CHECK(long_key.size() < 400);
   CHECK_ERROR(spec_text("", R"("ref": {"ptx": "a.ptx", "kernel": "k", "block": [1]})"), "\"kernel\" and \"ref\"/\"opt\"");
   CHECK_ERROR(R"({"opt": {"ptx": "a.ptx", "kernel": "k", "block": [1]}, "params": []})", "needs \"ref\"");
   CHECK_ERROR(R"({"kernel": {"ptx": "a.ptx", "kernel": "k", "block": [1]}})", "needs a \"params\" list");
