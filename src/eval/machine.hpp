@@ -1,0 +1,628 @@
+// Machine<Domain>: one copy of the code, a program counter per thread,
+// VOLTA's sync rule, vector-clock race detection, bounds and initialization
+// checks. Explicitly instantiated for the two domains.
+//
+// Internal to the library (not a public header): the evaluator's value,
+// memory and shadow types and the class Machine<D>, with its members grouped
+// by concern. Each group's members are defined in the file its heading names,
+// which ends with the explicit instantiations of Machine<SymbolicDomain>,
+// Machine<ConcreteDomain> and Machine<PayloadDomain> (the fma chains and the
+// memo: the symbolic domain only). The members defined here are the small
+// ones the hot paths (step, the accesses, the arithmetic) call everywhere.
+#pragma once
+
+#include "tileverify/eval.hpp"
+#include "tileverify/payload_domain.hpp"
+
+#include "warp_semantics.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tileverify::machine {
+
+inline constexpr std::uint32_t kNone = UINT32_MAX;
+
+// Pair: two 16-bit floats packed in one 32-bit register (f low half, g high half),
+// as mma.sync and ldmatrix fragments hold them.
+// Data: an integer that depends on integer tensor data, held in f as a domain
+// value over the integers (no wraparound, as floats have no rounding).
+enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair, Data };
+
+template <class V>
+struct Val {
+  VKind kind = VKind::Undef;
+  Cmp cmp = Cmp::EQ;
+  std::uint32_t buf = 0;
+  std::int64_t i = 0;
+  V f{};
+  V g{};
+  // pc + 1 of an atom whose returned (old) value this value derives from:
+  // atomics run in schedule order, so such a value differs between
+  // schedules; or of a shuffle that read a lane outside its member mask (an
+  // undefined value); 0: none. Checked where it could change what the kernel
+  // does (an output, an address, a branch).
+  std::uint32_t sched = 0;
+};
+
+// Accesses of one kind to one element that may be unordered among
+// themselves (plain reads, atomics): one epoch (thread, clock) while they are
+// ordered, a vector clock (an index into read_sets_) once two are not.
+struct Epochs {
+  std::uint32_t thread = kNone, clock = 0, pc = 0;
+  std::int32_t set = -1;
+};
+
+struct Shadow {
+  std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
+  Epochs reads, atomics;
+};
+
+enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite };
+
+inline const char* access_name(Access a) {
+  switch (a) {
+    case Access::Read: return "read";
+    case Access::Write: return "write";
+    case Access::Atomic: return "atomic";
+    case Access::AsyncWrite: return "cp.async write";
+  }
+  return "?";
+}
+
+template <class V>
+struct Memory {
+  std::string name;
+  Space space = Space::Global;
+  DType dtype = DType::F32;
+  std::size_t esize = 4;
+  Role role = Role::Scratch;
+  std::uint64_t elements = 0;  // per thread for local memory
+  bool per_thread = false;
+  bool untyped = false;  // declared as bytes: typed by its first access
+  bool read_only = false;          // .const data
+  bool lazy_inputs = false;        // input cells whose symbol is not made yet hold an invalid handle
+  std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
+  std::vector<Val<V>> cells;
+  std::vector<Shadow> shadow;
+  std::vector<std::uint32_t> pending;  // per cell: id of a cp.async not yet retired (0: none); empty until one targets it
+  std::vector<Touch> touches;          // tensor arguments, with RunOptions::record_touches
+};
+
+// One element of an issued cp.async: its source was read at the cp.async, its
+// shared destination is written when a wait retires its group.
+template <class V>
+struct AsyncCopy {
+  std::uint32_t thread = 0, pc = 0, buf = 0;
+  std::size_t cell = 0;
+  Val<V> value;
+};
+
+struct Stop {
+  Diagnostic diag;
+};
+
+enum class TState : std::uint8_t { Run, Wait, Done };
+
+template <class D>
+class Machine {
+  using V = typename D::Value;
+
+ public:
+  Machine(const Program& p, const Launch& l, D& d, const RunOptions& o) : p_(p), l_(l), d_(d), o_(o) {}
+
+  // Sets up, runs every thread to the end and collects the outputs
+  // (run_program.cpp).
+  RunResult<D> run();
+
+ private:
+  // ------------------------------------------------------------ setup
+  // The memories of the arguments and module variables (machine_setup.cpp).
+  void setup();
+  // Whether an input element's symbol is made when something first reads it
+  // (see fill_inputs).
+  static constexpr bool kLazyInputs = std::is_same<D, SymbolicDomain>::value;
+  void fill_inputs(Memory<V>& m);
+  // Cell c's value for a read: makes its input symbol first if it is still
+  // to be made (see fill_inputs). Every read of a cell goes through here.
+  const Val<V>& read_cell(Memory<V>& m, std::size_t c) {
+    Val<V>& v = m.cells[c];
+    if constexpr (kLazyInputs) {
+      if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
+        v.f = v.kind == VKind::Data ? d_.int_input(m.name, c) : d_.input(m.name, c);
+    }
+    return v;
+  }
+
+  static void fill_initial(Memory<V>& m);
+
+  // ------------------------------------------------------------ limits
+  // The memory budget and the deadline (machine_setup.cpp).
+  static std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
+    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+  }
+  static std::string bytes_text(std::uint64_t b);
+  std::string steps_text() const { return std::to_string(stats_.thread_instructions) + " thread-instructions"; }
+  Diagnostic limit_diag(const std::string& msg) const {
+    Diagnostic d;
+    d.kind = DiagKind::Limit;
+    d.message = msg;
+    return d;
+  }
+  void reserve(const std::string& what, std::uint64_t count, std::uint64_t each);
+  void reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells);
+  void check_limits(std::uint32_t t);
+
+  // ------------------------------------------------------------ stops
+  // A run stops by throwing Stop with its diagnostic.
+  [[noreturn]] void bad_launch(const std::string& msg) {
+    Diagnostic d;
+    d.kind = DiagKind::BadLaunch;
+    d.message = msg;
+    throw Stop{d};
+  }
+
+  [[noreturn]] void fail(DiagKind k, std::uint32_t t, const std::string& msg) {
+    Diagnostic d;
+    d.kind = k;
+    d.message = msg;
+    d.loc = p_.code[pc_[t]].loc;
+    d.threads = {t};
+    d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+    throw Stop{d};
+  }
+
+  // ------------------------------------------------------------ scheduling
+  // Running the threads, syncs and the vector clocks they join, deadlocks
+  // (machine_schedule.cpp).
+  void schedule();
+  std::vector<std::uint32_t> sync_set(std::uint32_t t, const Instr& in);
+  bool counted(const Instr& in) const;
+  bool release_counted(std::uint32_t t);
+  bool release_groups();
+  [[noreturn]] void deadlock();
+  void join_clocks(const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ values
+  // Registers, operands and their kinds (from_bits: machine_arith.cpp).
+  Val<V>& reg(std::uint32_t t, std::uint32_t r) { return regs_[std::size_t(t) * r_ + r]; }
+
+  std::int64_t special(std::uint32_t t, Special s) {
+    std::uint32_t x = t % l_.block.x, y = (t / l_.block.x) % l_.block.y, z = t / (l_.block.x * l_.block.y);
+    switch (s) {
+      case Special::TidX: return x;
+      case Special::TidY: return y;
+      case Special::TidZ: return z;
+      case Special::NtidX: return l_.block.x;
+      case Special::NtidY: return l_.block.y;
+      case Special::NtidZ: return l_.block.z;
+      case Special::CtaidX: return l_.cta.x;
+      case Special::CtaidY: return l_.cta.y;
+      case Special::CtaidZ: return l_.cta.z;
+      case Special::NctaidX: return l_.grid.x;
+      case Special::NctaidY: return l_.grid.y;
+      case Special::NctaidZ: return l_.grid.z;
+      case Special::LaneId: return t % 32;
+      case Special::WarpId: return t / 32;
+    }
+    return 0;
+  }
+
+  V constant_operand(std::uint32_t index) {
+    if (!constant_made_[index]) {
+      constant_values_[index] = d_.constant(p_.constants[index]);
+      constant_made_[index] = 1;
+    }
+    return constant_values_[index];
+  }
+
+  Val<V> operand(std::uint32_t t, const Operand& o) {
+    Val<V> v;
+    switch (o.kind) {
+      case Operand::Kind::Reg: {
+        const Val<V>& r = reg(t, o.index);
+        if (r.kind == VKind::Undef)
+          fail(DiagKind::Uninitialized, t, "register " + p_.registers[o.index].name + " is read before it is written");
+        return r;
+      }
+      case Operand::Kind::Int:
+        v.kind = VKind::Int;
+        v.i = o.imm;
+        return v;
+      case Operand::Kind::Float:
+        v.kind = VKind::Float;
+        v.f = constant_operand(o.index);
+        return v;
+      case Operand::Kind::Special:
+        v.kind = VKind::Int;
+        v.i = special(t, Special(o.index));
+        return v;
+      case Operand::Kind::Buffer:
+        v.kind = VKind::Ptr;
+        v.buf = decl_buf_[o.index];
+        v.i = o.imm;
+        return v;
+      case Operand::Kind::Param: {
+        const LaunchArg& a = l_.args[o.index];
+        if (a.is_tensor) {
+          v.kind = VKind::Ptr;
+          v.buf = param_buf_[o.index];
+          v.i = 0;
+        } else {
+          v.kind = VKind::Int;
+          v.i = a.scalar;
+        }
+        return v;
+      }
+      case Operand::Kind::None: break;
+    }
+    fail(DiagKind::Unsupported, t, "missing operand");
+  }
+
+  static std::int64_t wrap(std::int64_t v, DType t) {
+    std::size_t bits = dtype_bytes(t) * 8;
+    if (t == DType::Pred) return v != 0;
+    if (bits >= 64) return v;
+    std::uint64_t m = (std::uint64_t(1) << bits) - 1;
+    std::uint64_t u = std::uint64_t(v) & m;
+    if (dtype_is_signed(t) && (u >> (bits - 1))) u |= ~m;
+    return std::int64_t(u);
+  }
+
+  std::int64_t as_int(std::uint32_t t, const Val<V>& v, const char* what) {
+    if (v.kind == VKind::Int) return v.i;
+    if (v.kind == VKind::Float)
+      fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data (a float used as an integer)");
+    if (v.kind == VKind::Cond) fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data");
+    if (v.kind == VKind::Data) fail(DiagKind::NotStructured, t, std::string(what) + " depends on integer tensor data");
+    fail(DiagKind::NotStructured, t, std::string(what) + ": a pointer used as an integer");
+  }
+
+  V as_float(std::uint32_t t, const Val<V>& v, DType type) {
+    if (v.kind == VKind::Float) return v.f;
+    if (v.kind == VKind::Int) {  // raw bits of a float constant (mov.b32 %f, 0x3f800000)
+      if (std::optional<V> x = from_bits(std::uint64_t(v.i), type)) return *x;
+      fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
+    }
+    if (v.kind == VKind::Data)
+      fail(DiagKind::NotStructured, t, "integer tensor data read as the bits of a float");
+    fail(DiagKind::NotStructured, t, "a float operation on a pointer or predicate");
+  }
+
+  std::optional<V> from_bits(std::uint64_t bits, DType type);
+
+  void set(std::uint32_t t, std::uint32_t r, const Val<V>& v) { reg(t, r) = v; }
+
+  Val<V> int_val(std::int64_t x) {
+    Val<V> v;
+    v.kind = VKind::Int;
+    v.i = x;
+    return v;
+  }
+  Val<V> float_val(V x) {
+    Val<V> v;
+    v.kind = VKind::Float;
+    v.f = x;
+    return v;
+  }
+  Val<V> data_val(V x) {
+    Val<V> v;
+    v.kind = VKind::Data;
+    v.f = x;
+    return v;
+  }
+  // An integer operand as a domain value (for arithmetic on integer data).
+  V as_data(std::uint32_t t, const Val<V>& v, DType type, const char* what) {
+    if (v.kind == VKind::Data) return v.f;
+    return d_.constant(Rational(dtype_is_signed(type) ? wrap(as_int(t, v, what), type)
+                                                      : std::int64_t(std::uint64_t(wrap(as_int(t, v, what), type)) & mask(type))));
+  }
+
+  // ------------------------------------------------------------ memory
+  // Addresses and the checked cell of an access.
+  struct Addr {
+    std::uint32_t buf;
+    std::int64_t offset;
+  };
+
+  Addr address(std::uint32_t t, const Operand& o) {
+    if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf_[o.index], o.imm};
+    Val<V> v = operand(t, o);
+    if (v.sched) schedule_dependent(t, v.sched, "an address");
+    if (v.kind != VKind::Ptr)
+      fail(DiagKind::NotStructured, t,
+           v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer"
+                                : "an address that depends on tensor data");
+    return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
+  }
+
+  // The cell of element `k` of an access at `a`, checked.
+  std::size_t cell(std::uint32_t t, const Addr& a, std::size_t k, std::size_t width_bytes, bool write) {
+    Memory<V>& m = mem_[a.buf];
+    if (m.untyped && width_bytes != m.esize) {
+      // A byte array (.shared .b8 buf[N]) takes the width of its first access as
+      // its element size; accessing it at other widths later is unsupported.
+      m.elements = m.elements * m.esize / width_bytes;
+      m.esize = width_bytes;
+      m.cells.assign(m.per_thread ? m.elements * n_ : m.elements, Val<V>{});
+      if (!m.per_thread && o_.check_races) m.shadow.assign(m.elements, Shadow{});
+      fill_initial(m);
+    }
+    m.untyped = false;
+    if (width_bytes != m.esize)
+      fail(DiagKind::Unsupported, t,
+           "a " + std::to_string(width_bytes) + "-byte access to '" + m.name + "', whose elements are " +
+               std::to_string(m.esize) + " bytes");
+    std::int64_t byte = a.offset + std::int64_t(k * width_bytes);
+    if (byte % std::int64_t(m.esize) != 0) fail(DiagKind::Unsupported, t, "a misaligned access to '" + m.name + "'");
+    std::int64_t e = byte / std::int64_t(m.esize);
+    if (e < 0 || std::uint64_t(e) >= m.elements) {
+      Diagnostic d;
+      d.kind = DiagKind::OutOfBounds;
+      d.message = std::string(write ? "write to " : "read of ") + m.name + "[" + std::to_string(e) + "], but '" +
+                  m.name + "' has " + std::to_string(m.elements) + " elements";
+      d.loc = p_.code[pc_[t]].loc;
+      d.threads = {t};
+      d.buffer = m.name;
+      d.element = e;
+      d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+      throw Stop{d};
+    }
+    return m.per_thread ? std::size_t(t) * m.elements + std::size_t(e) : std::size_t(e);
+  }
+
+  void check_writable(std::uint32_t t, const Memory<V>& m) {
+    if (m.read_only) fail(DiagKind::Unsupported, t, "a write to '" + m.name + "', which is read-only .const data");
+  }
+
+  // ------------------------------------------------------------ race check
+  // Shadow cells, epochs and vector clocks (machine_memory.cpp).
+  [[noreturn]] void race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
+                         Access other_kind, Access kind, std::uint32_t pc);
+  bool ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const;
+  void add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc);
+  template <class F>
+  void for_unordered(const Epochs& e, std::uint32_t t, F f);
+  void clear_epochs(Epochs& e);
+  std::int32_t new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set);
+  void check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc);
+  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c);
+  void touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc);
+  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write);
+  void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+
+  // ------------------------------------------------------------ accesses
+  // ld, st, atom / red and cp.async with its groups (machine_memory.cpp).
+  void load(std::uint32_t t, const Instr& in);
+  void note_uninitialized(std::uint32_t t, const Memory<V>& m, std::size_t c);
+  static bool packed(const Memory<V>& m, DType access);
+  Val<V> load_pair(std::uint32_t t, Memory<V>& m, const Addr& a, std::size_t k);
+  void store(std::uint32_t t, const Instr& in);
+  void atomic(std::uint32_t t, const Instr& in);
+  void cp_async(std::uint32_t t, const Instr& in);
+  void need_copy_groups();
+  void retire(std::uint32_t t, const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ execution
+  // One instruction of one thread, traps, schedule-dependent values
+  // (machine_schedule.cpp).
+  void step(std::uint32_t t);
+  [[noreturn]] void trap(std::uint32_t t, const Instr& in);
+  [[noreturn]] void schedule_dependent(std::uint32_t t, std::uint32_t sched, const std::string& what);
+
+  // An arithmetic result derived from a schedule-dependent value (what an
+  // atom returned) is schedule-dependent too.
+  void alu(std::uint32_t t, const Instr& in) {
+    if (!sched_marks_) return compute(t, in);  // no atom has returned a value: nothing to track
+    std::uint32_t sched = 0;
+    for (const Operand& o : in.src)
+      if (o.kind == Operand::Kind::Reg) sched = std::max(sched, reg(t, o.index).sched);
+    compute(t, in);
+    if (sched)
+      for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
+  }
+
+  // ------------------------------------------------------------ fma chains
+  // The symbolic domain's running sums of fma chains (machine_chains.cpp).
+  struct ChainLink {
+    std::uint32_t chain = kNone;  // the chain's state slot (chains in flight at once get distinct slots)
+    bool first = false, last = false;
+  };
+  struct ChainState {
+    ExprContext::RunningSum sum;
+    bool active = false;  // the members so far went into sum
+  };
+
+  static bool chain_candidate(const Instr& in);
+  void find_chains();
+  bool chain_step(std::uint32_t t, const Instr& in, const ChainLink& link);
+
+  std::vector<ChainLink> chain_of_;  // per pc; empty: the program has no chain
+  std::uint32_t chain_slots_ = 0;
+  std::vector<ChainState> chain_state_;  // per thread and slot, made on first use
+
+  // ------------------------------------------------------------ symbolic memo
+  // Results that threads repeat, in the symbolic domain (machine_chains.cpp).
+  static constexpr bool kMemo = std::is_same<D, SymbolicDomain>::value;
+  static constexpr std::uint32_t kNoKey = UINT32_MAX;  // an unused operand of a key
+  static constexpr std::size_t kMemoMinCap = 256, kMemoMaxCap = std::size_t(1) << 16;
+  struct MemoEntry {
+    std::uint32_t tag;             // the operation: opcode, .sat, .relu, a select's comparison
+    std::uint32_t k0, k1, k2, k3;  // the sources' handles (kNoKey: none)
+    std::uint32_t r;               // the result's handle
+  };
+
+  std::uint32_t plain_float(std::uint32_t t, const Operand& o);
+  std::size_t memo_slot(std::uint32_t tag, std::uint32_t k0, std::uint32_t k1, std::uint32_t k2,
+                        std::uint32_t k3) const;
+  void memo_reserve(std::size_t cap);
+  bool memo_compute(std::uint32_t t, const Instr& in);
+
+  // set(t, r, float_val(x)), field by field: building the value on the stack
+  // and copying it whole stalls on store forwarding.
+  void set_float(std::uint32_t t, std::uint32_t r, V x) {
+    Val<V>& d = reg(t, r);
+    d.kind = VKind::Float;
+    d.cmp = Cmp::EQ;
+    d.buf = 0;
+    d.i = 0;
+    d.f = x;
+    d.g = V{};
+    d.sched = 0;
+  }
+
+  // ------------------------------------------------------------ arithmetic
+  // Integer, float and integer-data operations (machine_arith.cpp); the
+  // float operations here are shared with the symbolic memo.
+  void compute(std::uint32_t t, const Instr& in);
+
+  static std::uint64_t mask(DType t) {
+    std::size_t bits = dtype_bytes(t) * 8;
+    return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
+  }
+
+  Val<V> float_op(std::uint32_t t, const Instr& in);
+
+  // The sources a float operation reads (0: not one float_apply knows).
+  static std::size_t float_arity(Opcode op) {
+    switch (op) {
+      case Opcode::Add:
+      case Opcode::Sub:
+      case Opcode::Mul:
+      case Opcode::Div:
+      case Opcode::Min:
+      case Opcode::Max: return 2;
+      case Opcode::Mad:
+      case Opcode::Fma: return 3;
+      case Opcode::Neg:
+      case Opcode::Abs:
+      case Opcode::Rcp:
+      case Opcode::Sqrt:
+      case Opcode::Rsqrt:
+      case Opcode::Ex2:
+      case Opcode::Exp:
+      case Opcode::Lg2:
+      case Opcode::Tanh: return 1;
+      default: return 0;
+    }
+  }
+
+  // The domain operation of float opcode `op` on the sources f(0), f(1), ...
+  // into *out; false for an opcode it does not know. Shared by float_op and
+  // the symbolic memo (memo_compute), so both build the same values.
+  template <class F>
+  bool float_apply(Opcode op, F f, V* out) {
+    switch (op) {
+      case Opcode::Add: *out = d_.add(f(0), f(1)); return true;
+      case Opcode::Sub: *out = d_.sub(f(0), f(1)); return true;
+      case Opcode::Mul: *out = d_.mul(f(0), f(1)); return true;
+      case Opcode::Div: *out = d_.div(f(0), f(1)); return true;
+      case Opcode::Mad:
+      case Opcode::Fma: *out = d_.fma(f(0), f(1), f(2)); return true;
+      case Opcode::Min: *out = d_.min(f(0), f(1)); return true;
+      case Opcode::Max: *out = d_.max(f(0), f(1)); return true;
+      case Opcode::Neg: *out = d_.neg(f(0)); return true;
+      case Opcode::Abs: *out = d_.abs(f(0)); return true;
+      case Opcode::Rcp: *out = d_.rcp(f(0)); return true;
+      case Opcode::Sqrt: *out = d_.func("sqrt", f(0)); return true;
+      case Opcode::Rsqrt: *out = d_.func("rsqrt", f(0)); return true;
+      case Opcode::Ex2: *out = d_.ex2(f(0)); return true;
+      case Opcode::Exp: *out = d_.exp(f(0)); return true;
+      case Opcode::Lg2: *out = d_.func("log2", f(0)); return true;
+      case Opcode::Tanh: *out = d_.func("tanh", f(0)); return true;
+      default: return false;
+    }
+  }
+
+  // A float-to-float cvt: the value itself (reals have no formats), clamped
+  // by .sat and .relu.
+  V cvt_float(const Instr& in, V v) {
+    if (in.saturate) v = d_.min(d_.max(v, d_.constant(Rational(0))), d_.constant(Rational(1)));
+    if (in.mode == 1) v = d_.max(v, d_.constant(Rational(0)));  // .relu
+    return v;
+  }
+
+  Val<V> int_op(std::uint32_t t, const Instr& in);
+  Val<V> data_op(std::uint32_t t, const Instr& in);
+
+  // ------------------------------------------------------------ collectives
+  // shfl, vote, redux, mma.sync and ldmatrix (machine_warp.cpp).
+  void collective(const Instr& in, const std::vector<std::uint32_t>& group);
+  void exchange(const Instr& in, const std::vector<std::uint32_t>& group);
+  void redux(const Instr& in, const std::vector<std::uint32_t>& group);
+  static warp::MmaType mma_type(DType t);
+  V fragment(std::uint32_t t, const decltype(Instr::src)& src, std::size_t first, int i, int per_reg, DType ty);
+  V dot(V acc, const V* a, std::size_t as, const V* b, std::size_t bs, int k);
+  void mma(const Instr& in, const std::vector<std::uint32_t>& group);
+  void ldmatrix(const Instr& in, const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ wmma
+  // wmma.load, wmma.mma and wmma.store (machine_warp.cpp).
+  static void wmma_dims(WmmaShape s, int* m, int* n, int* k);
+  static std::pair<int, int> wmma_matrix(const Instr& in);
+  std::pair<Addr, std::int64_t> wmma_address(const Instr& in, const std::vector<std::uint32_t>& group, int rows,
+                                             int cols);
+  static std::size_t wmma_offset(const Instr& in, int r, int c, std::int64_t ld);
+  V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty);
+  static int slots_per_reg(DType t);
+  void set_fragment(std::uint32_t t, const decltype(Instr::dst)& regs, const std::vector<V>& slots, int per);
+  void wmma_load(const Instr& in, const std::vector<std::uint32_t>& group);
+  void wmma_mma(const Instr& in, const std::vector<std::uint32_t>& group);
+  void wmma_store(const Instr& in, const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ results
+  // The output tensors and touch records (run_program.cpp).
+  void collect(RunResult<D>& r);
+
+  const Program& p_;
+  const Launch& l_;
+  D& d_;
+  RunOptions o_;
+  std::uint32_t n_ = 0, r_ = 0;
+  std::vector<Val<V>> regs_;
+  // The domain value of each float immediate of the program, made on first
+  // use: a loop body's constants are otherwise rebuilt (for the symbolic
+  // domain: a Rational and a hash lookup) on every iteration of every thread.
+  std::vector<V> constant_values_;
+  std::vector<char> constant_made_;
+  std::vector<TState> state_;
+  std::vector<std::uint32_t> pc_;
+  std::vector<std::uint32_t> vc_;  // n x n vector clocks
+  std::vector<Memory<V>> mem_;
+  std::vector<std::uint32_t> param_buf_, decl_buf_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
+  std::vector<std::int32_t> free_sets_;
+  RunStats stats_;
+  std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted
+  std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
+  std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
+  // The symbolic memo (memo_compute): the log, its cap (0: not used yet),
+  // the index over it (memo_shift_: 64 - log2 of its size), each thread's
+  // cursor, the misses since the cap last grew whose result this run had
+  // made already, and the context's size when the run first used the memo.
+  std::vector<MemoEntry> memo_log_;
+  std::size_t memo_cap_ = 0;
+  std::vector<std::uint32_t> memo_index_;
+  unsigned memo_shift_ = 63;
+  std::vector<std::uint32_t> memo_cursor_;
+  std::size_t memo_repeats_ = 0;
+  std::size_t memo_base_ = 0;
+  std::uint64_t arrivals_ = 0;
+  bool sched_marks_ = false;            // whether any value carries a schedule mark (Val::sched)
+  std::map<std::uint32_t, std::string> undefined_why_;  // shuffles that read undefined values: pc -> which lanes
+  std::uint32_t collective_sched_ = 0;  // the schedule mark of what the running collective read
+  std::vector<AsyncCopy<V>> copies_;                               // every cp.async element issued; ids are index + 1
+  std::vector<std::vector<std::uint32_t>> open_copies_;           // per thread: copies not yet committed to a group
+  std::vector<std::deque<std::vector<std::uint32_t>>> copy_groups_;  // per thread: committed groups, oldest first
+};
+
+}  // namespace tileverify::machine

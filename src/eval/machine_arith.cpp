@@ -1,0 +1,294 @@
+// Machine<D>: arithmetic instructions on integers, floats, integer tensor
+// data and pointers (mov, cvt, selp, setp and the ALU operations).
+#include "machine.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace tileverify::machine {
+
+// The float with these bits in format `type` (f32 unless f64, f16 or bf16); none for NaN.
+template <class D>
+auto Machine<D>::from_bits(std::uint64_t bits, DType type) -> std::optional<V> {
+  if (type == DType::F16 || type == DType::BF16) {
+    std::uint16_t h = std::uint16_t(bits);
+    bool special = type == DType::F16 ? (h & 0x7c00u) == 0x7c00u : (h & 0x7f80u) == 0x7f80u;
+    std::uint16_t frac = type == DType::F16 ? (h & 0x3ffu) : (h & 0x7fu);
+    if (special) return frac ? std::nullopt : std::optional<V>(d_.infinity(h >> 15));
+    return d_.constant(type == DType::F16 ? Rational::from_f16_bits(h) : Rational::from_bf16_bits(h));
+  }
+  if (type != DType::F64 && (bits & 0x7fffffffu) == 0x7f800000u) return d_.infinity(bits >> 31 & 1);
+  if (type == DType::F64 && (bits & 0x7fffffffffffffffull) == 0x7ff0000000000000ull) return d_.infinity(bits >> 63);
+  try {
+    if (type == DType::F64) return d_.constant(Rational::from_f64_bits(bits));
+    return d_.constant(Rational::from_f32_bits(std::uint32_t(bits)));
+  } catch (const std::domain_error&) {
+    return std::nullopt;
+  }
+}
+
+template <class D>
+void Machine<D>::compute(std::uint32_t t, const Instr& in) {
+  if constexpr (kMemo) {
+    if (!chain_of_.empty()) {
+      const ChainLink& link = chain_of_[std::size_t(&in - p_.code.data())];
+      if (link.chain != kNone && chain_step(t, in, link)) return;
+    }
+    // One thread has no other thread to follow: its repeats are the
+    // context's to find.
+    if (n_ > 1 && memo_compute(t, in)) return;
+  }
+  auto src = [&](std::size_t i) { return operand(t, in.src[i]); };
+  const DType ty = in.type;
+  const bool fl = dtype_is_float(ty);
+  Val<V> out;
+  switch (in.op) {
+    case Opcode::Mov:
+      if (in.src.size() == 2) {  // mov.b32 d, {lo, hi}: pack two halves
+        Val<V> lo = src(0), hi = src(1);
+        if (p_.registers[in.dst[0]].dtype == DType::F32 && lo.kind == VKind::Int && lo.i == 0) {
+          // mov.b32 %f, {0, %h}: a bf16 widened to f32 (its bits are the f32's high half), as
+          // __bfloat162float does it
+          out = float_val(as_float(t, hi, DType::BF16));
+          break;
+        }
+        out.kind = VKind::Pair;
+        out.f = as_float(t, lo, DType::F16);
+        out.g = as_float(t, hi, DType::F16);
+        break;
+      }
+      if (in.dst.size() == 2) {  // mov.b32 {lo, hi}, s: unpack
+        Val<V> v = src(0);
+        if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "unpacking a register that holds no pair of halves");
+        set(t, in.dst[0], float_val(v.f));
+        set(t, in.dst[1], float_val(v.g));
+        return;
+      }
+      out = src(0);
+      break;
+    case Opcode::Cvt: {
+      if (in.src.size() == 2) {  // cvt.{f16,bf16}x2.f32 d, a, b: a to the high half, b to the low
+        V hi = as_float(t, src(0), in.src_type), lo = as_float(t, src(1), in.src_type);
+        if (in.mode == 1) {  // .relu
+          hi = d_.max(hi, d_.constant(Rational(0)));
+          lo = d_.max(lo, d_.constant(Rational(0)));
+        }
+        out.kind = VKind::Pair;
+        out.f = lo;
+        out.g = hi;
+        break;
+      }
+      Val<V> a = src(0);
+      if (a.kind == VKind::Ptr) {
+        out = a;
+      } else if (dtype_is_float(ty) && dtype_is_float(in.src_type)) {
+        out = float_val(cvt_float(in, as_float(t, a, in.src_type)));  // reals: float-format casts are the identity
+      } else if (a.kind == VKind::Data && !dtype_is_float(in.src_type)) {
+        // Integer data: the real it converts to (rounding aside), and
+        // integer-to-integer conversions keep the value (no wraparound).
+        out = dtype_is_float(ty) ? float_val(a.f) : a;
+      } else if (dtype_is_float(ty)) {
+        out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));
+      } else if (dtype_is_float(in.src_type)) {
+        fail(DiagKind::NotStructured, t, "a float-to-int conversion of tensor data");
+      } else {
+        out = int_val(wrap(wrap(as_int(t, a, "a conversion"), in.src_type), ty));
+      }
+      break;
+    }
+    case Opcode::Selp: {
+      Val<V> a = src(0), b = src(1), p = src(2);
+      if (p.kind == VKind::Cond) {
+        if (!fl && (a.kind == VKind::Data || b.kind == VKind::Data || (a.kind == VKind::Int && b.kind == VKind::Int))) {
+          out = data_val(d_.select(p.cmp, p.f, p.g, as_data(t, a, ty, "a selp operand"), as_data(t, b, ty, "a selp operand")));
+          break;
+        }
+        if (!fl && !(a.kind == VKind::Float && b.kind == VKind::Float))
+          fail(DiagKind::NotStructured, t, "an integer selected by tensor data");
+        out = float_val(d_.select(p.cmp, p.f, p.g, as_float(t, a, ty), as_float(t, b, ty)));
+      } else {
+        out = as_int(t, p, "a selp predicate") ? a : b;
+      }
+      break;
+    }
+    case Opcode::Setp: {
+      Val<V> a = src(0), b = src(1);
+      if (fl) {
+        out.kind = VKind::Cond;
+        out.cmp = in.cmp;
+        out.f = as_float(t, a, ty);
+        out.g = as_float(t, b, ty);
+      } else if (a.kind == VKind::Data || b.kind == VKind::Data) {
+        out.kind = VKind::Cond;
+        out.cmp = in.cmp;
+        out.f = as_data(t, a, ty, "a comparison");
+        out.g = as_data(t, b, ty, "a comparison");
+      } else {
+        std::int64_t x = as_int(t, a, "a comparison"), y = as_int(t, b, "a comparison");
+        bool r = dtype_is_signed(ty) ? apply_cmp(in.cmp, x, y)
+                                      : apply_cmp(in.cmp, std::uint64_t(wrap(x, ty)) & mask(ty),
+                                                  std::uint64_t(wrap(y, ty)) & mask(ty));
+        out = int_val(r);
+      }
+      break;
+    }
+    default:
+      out = fl ? float_op(t, in) : int_op(t, in);
+  }
+  set(t, in.dst[0], out);
+}
+
+template <class D>
+auto Machine<D>::float_op(std::uint32_t t, const Instr& in) -> Val<V> {
+  V r;
+  if (float_apply(in.op, [&](std::size_t i) { return as_float(t, operand(t, in.src[i]), in.type); }, &r))
+    return float_val(r);
+  fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on float type " + dtype_name(in.type));
+}
+
+template <class D>
+auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
+  const DType ty = in.type;
+  Val<V> a = operand(t, in.src[0]);
+  // Pointer arithmetic: pointer +- integer, pointer - pointer.
+  if (in.op == Opcode::Add || in.op == Opcode::Sub) {
+    Val<V> b = operand(t, in.src[1]);
+    if (a.kind == VKind::Ptr || b.kind == VKind::Ptr) {
+      if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && in.op == Opcode::Sub && a.buf == b.buf)
+        return int_val(a.i - b.i);
+      if (b.kind == VKind::Ptr && in.op == Opcode::Add) std::swap(a, b);
+      if (a.kind != VKind::Ptr || b.kind == VKind::Ptr)
+        fail(DiagKind::NotStructured, t, "arithmetic between two pointers");
+      std::int64_t off = as_int(t, b, "a pointer offset");
+      a.i = in.op == Opcode::Add ? a.i + off : a.i - off;
+      return a;
+    }
+  }
+  if (in.op == Opcode::Mad && in.src.size() == 3) {  // a*b + pointer (nvcc's shared-memory addressing)
+    Val<V> c = operand(t, in.src[2]);
+    if (c.kind == VKind::Ptr) {
+      c.i += as_int(t, a, "a pointer offset") * as_int(t, operand(t, in.src[1]), "a pointer offset");
+      return c;
+    }
+  }
+  for (const Operand& o : in.src)
+    if (o.kind == Operand::Kind::Reg && reg(t, o.index).kind == VKind::Data) return data_op(t, in);
+  std::int64_t x = as_int(t, a, "integer arithmetic");
+  auto y = [&](std::size_t i) { return as_int(t, operand(t, in.src[i]), "integer arithmetic"); };
+  bool sg = dtype_is_signed(ty);
+  std::uint64_t ux = std::uint64_t(wrap(x, ty)) & mask(ty);
+  switch (in.op) {
+    case Opcode::Add: return int_val(wrap(x + y(1), ty));
+    case Opcode::Sub: return int_val(wrap(x - y(1), ty));
+    case Opcode::Mul: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1))), ty));
+    case Opcode::MulWide: {
+      std::int64_t b = y(1);
+      DType wide = sg ? DType::S64 : DType::U64;
+      if (sg) return int_val(wrap(wrap(x, ty) * wrap(b, ty), wide));
+      return int_val(std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(b, ty)) & mask(ty))));
+    }
+    case Opcode::MulHi: {
+      __extension__ typedef __int128 i128;
+      i128 p = sg ? i128(wrap(x, ty)) * i128(wrap(y(1), ty))
+                  : i128(ux) * i128(std::uint64_t(wrap(y(1), ty)) & mask(ty));
+      return int_val(wrap(std::int64_t(p >> (dtype_bytes(ty) * 8)), ty));
+    }
+    case Opcode::Mad: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1)) + std::uint64_t(y(2))), ty));
+    case Opcode::MadWide: {
+      DType wide = sg ? DType::S64 : DType::U64;
+      std::int64_t p = sg ? wrap(x, ty) * wrap(y(1), ty)
+                          : std::int64_t(ux * (std::uint64_t(wrap(y(1), ty)) & mask(ty)));
+      return int_val(wrap(p + y(2), wide));
+    }
+    case Opcode::Div:
+    case Opcode::Rem: {
+      std::int64_t b = y(1);
+      if (b == 0) fail(DiagKind::Unsupported, t, "integer division by zero");
+      if (sg) return int_val(wrap(in.op == Opcode::Div ? wrap(x, ty) / wrap(b, ty) : wrap(x, ty) % wrap(b, ty), ty));
+      std::uint64_t ub = std::uint64_t(wrap(b, ty)) & mask(ty);
+      return int_val(wrap(std::int64_t(in.op == Opcode::Div ? ux / ub : ux % ub), ty));
+    }
+    case Opcode::Min:
+    case Opcode::Max: {
+      std::int64_t b = y(1);
+      bool lt = sg ? wrap(x, ty) < wrap(b, ty) : ux < (std::uint64_t(wrap(b, ty)) & mask(ty));
+      bool take_x = in.op == Opcode::Min ? lt : !lt;
+      return int_val(wrap(take_x ? x : b, ty));
+    }
+    case Opcode::Bfi:
+    case Opcode::Bfe: {
+      std::size_t bits = dtype_bytes(ty) * 8;
+      std::int64_t pos = y(in.op == Opcode::Bfi ? 2 : 1) & 0xff, len = y(in.op == Opcode::Bfi ? 3 : 2) & 0xff;
+      if (pos >= std::int64_t(bits) || len == 0) return int_val(in.op == Opcode::Bfi ? wrap(y(1), ty) : 0);
+      if (pos + len > std::int64_t(bits)) len = std::int64_t(bits) - pos;
+      std::uint64_t field = len >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << len) - 1;
+      if (in.op == Opcode::Bfi) {
+        std::uint64_t b = std::uint64_t(y(1));
+        std::uint64_t r = (b & ~(field << pos)) | ((std::uint64_t(x) & field) << pos);
+        return int_val(wrap(std::int64_t(r), ty));
+      }
+      std::uint64_t f = (ux >> pos) & field;
+      if (sg && (f >> (len - 1) & 1)) f |= ~field;  // sign-extend the field
+      return int_val(wrap(std::int64_t(f), ty));
+    }
+    case Opcode::Neg: return int_val(wrap(-x, ty));
+    case Opcode::Abs: return int_val(wrap(x < 0 ? -x : x, ty));
+    case Opcode::And: return int_val(wrap(x & y(1), ty));
+    case Opcode::Or: return int_val(wrap(x | y(1), ty));
+    case Opcode::Xor: return int_val(wrap(x ^ y(1), ty));
+    case Opcode::Not: return int_val(ty == DType::Pred ? x == 0 : wrap(~x, ty));  // not.pred is logical
+    case Opcode::Shl: {
+      std::int64_t s = y(1);
+      return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : wrap(std::int64_t(std::uint64_t(x) << s), ty));
+    }
+    case Opcode::Shr: {
+      std::int64_t s = std::min<std::int64_t>(y(1), std::int64_t(dtype_bytes(ty) * 8) - 1 + (sg ? 0 : 1));
+      if (sg) return int_val(wrap(wrap(x, ty) >> s, ty));
+      return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : std::int64_t(ux >> s));
+    }
+    default: break;
+  }
+  fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on integer type " + dtype_name(ty));
+}
+
+// Arithmetic on integer tensor data, over the integers: the ring
+// operations, min/max and shifts left by a known amount. Bit operations,
+// division and high halves of products depend on the binary representation
+// (or on wraparound), which the model does not have.
+template <class D>
+auto Machine<D>::data_op(std::uint32_t t, const Instr& in) -> Val<V> {
+  const DType ty = in.type;
+  auto x = [&](std::size_t i) { return as_data(t, operand(t, in.src[i]), ty, "integer arithmetic"); };
+  switch (in.op) {
+    case Opcode::Add: return data_val(d_.add(x(0), x(1)));
+    case Opcode::Sub: return data_val(d_.sub(x(0), x(1)));
+    case Opcode::Mul:
+    case Opcode::MulWide: return data_val(d_.mul(x(0), x(1)));
+    case Opcode::Mad:
+    case Opcode::MadWide: return data_val(d_.add(d_.mul(x(0), x(1)), x(2)));
+    case Opcode::Neg: return data_val(d_.neg(x(0)));
+    case Opcode::Abs: return data_val(d_.abs(x(0)));
+    case Opcode::Min: return data_val(d_.min(x(0), x(1)));
+    case Opcode::Max: return data_val(d_.max(x(0), x(1)));
+    case Opcode::Shl: {
+      Val<V> s = operand(t, in.src[1]);
+      if (s.kind == VKind::Int && s.i >= 0 && s.i < 63)
+        return data_val(d_.mul(x(0), d_.constant(Rational(std::int64_t(1) << s.i))));
+      break;
+    }
+    default: break;
+  }
+  fail(DiagKind::NotStructured, t,
+       std::string(opcode_name(in.op)) + "." + dtype_name(ty) +
+           " on integer tensor data (integer data is modelled as mathematical integers: add, sub, mul, mad, "
+           "min, max, neg, abs and shl by a constant; not its bits)");
+}
+
+template class Machine<SymbolicDomain>;
+template class Machine<ConcreteDomain>;
+template class Machine<PayloadDomain>;
+
+}  // namespace tileverify::machine

@@ -1,0 +1,200 @@
+// Machine<D>: setting up a run (the memories of the launch arguments and
+// module variables, their input symbols and initial data) and its limits
+// (the memory budget, the deadline).
+#include "machine.hpp"
+
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+namespace tileverify::machine {
+
+// ------------------------------------------------------------ setup
+
+template <class D>
+void Machine<D>::setup() {
+  n_ = std::uint32_t(l_.block.count());
+  if (n_ == 0 || n_ > 4096) bad_launch("a CTA must have between 1 and 4096 threads, not " + std::to_string(n_));
+  // One thread races with nobody (its cp.async copies are checked apart
+  // from races between threads): no shadow memory, no vector clocks.
+  if (n_ == 1) o_.check_races = false;
+  if (l_.args.size() != p_.params.size())
+    bad_launch("the program has " + std::to_string(p_.params.size()) + " parameters but the launch gives " +
+               std::to_string(l_.args.size()));
+  r_ = std::uint32_t(p_.registers.size());
+  budget_ = o_.max_memory_bytes ? o_.max_memory_bytes : UINT64_MAX;
+  reserve("the registers (" + std::to_string(r_) + " per thread)", std::uint64_t(n_) * r_, sizeof(Val<V>));
+  reserve("the vector clocks of the race check", std::uint64_t(n_) * n_, sizeof(std::uint32_t));
+  if constexpr (kMemo) find_chains();
+  regs_.assign(std::size_t(n_) * r_, Val<V>{});
+  constant_values_.assign(p_.constants.size(), V{});
+  constant_made_.assign(p_.constants.size(), 0);
+  state_.assign(n_, TState::Run);
+  arrival_.assign(n_, 0);
+  pc_.assign(n_, 0);
+  vc_.assign(std::size_t(n_) * n_, 0);
+  param_buf_.assign(p_.params.size(), kNone);
+  for (std::size_t i = 0; i < p_.params.size(); ++i) {
+    const LaunchArg& a = l_.args[i];
+    // A 64-bit parameter may be a pointer or a scalar (PTX does not say);
+    // a narrower one must be a scalar.
+    if (a.is_tensor && dtype_bytes(p_.params[i].dtype) != 8)
+      bad_launch("parameter '" + p_.params[i].name + "' is a " + (p_.params[i].pointer ? "pointer" : "scalar") +
+                 " but the launch gives a " + (a.is_tensor ? "tensor" : "scalar"));
+    if (!a.is_tensor) continue;
+    Memory<V> m;
+    m.name = a.tensor.name;
+    m.space = Space::Global;
+    m.dtype = a.tensor.dtype;
+    m.esize = dtype_bytes(a.tensor.dtype);
+    m.role = a.tensor.role;
+    m.elements = a.tensor.elements();
+    reserve_cells(m, "tensor '" + m.name + "'", m.elements);
+    m.cells.resize(m.elements);
+    if (o_.check_races) m.shadow.resize(m.elements);
+    if (m.role == Role::In || m.role == Role::InOut) fill_inputs(m);
+    param_buf_[i] = std::uint32_t(mem_.size());
+    mem_.push_back(std::move(m));
+  }
+  decl_buf_.assign(p_.buffers.size(), kNone);
+  for (std::size_t i = 0; i < p_.buffers.size(); ++i) {
+    const BufferDecl& b = p_.buffers[i];
+    Memory<V> m;
+    m.name = b.name;
+    m.space = b.space;
+    m.dtype = b.dtype;
+    m.esize = dtype_bytes(b.dtype);
+    m.elements = b.elements;
+    m.per_thread = b.space == Space::Local;
+    m.untyped = b.dtype == DType::B8;
+    m.read_only = b.read_only;
+    m.init = b.init;
+    auto bound = l_.symbols.find(b.name);
+    if (bound != l_.symbols.end() && b.space != Space::Shared && b.space != Space::Local) {
+      // Filled by the host (cudaMemcpyToSymbol), replacing any initializer.
+      const TensorArg& ta = bound->second;
+      if (ta.role != Role::In)
+        bad_launch("module variable '" + b.name + "' can only be given as an input tensor (role \"in\")");
+      const std::uint64_t bytes = b.elements * dtype_bytes(b.dtype), given = ta.elements() * dtype_bytes(ta.dtype);
+      if (bytes != given)
+        bad_launch("module variable '" + b.name + "' has " + std::to_string(bytes) + " bytes, but the tensor '" +
+                   ta.name + "' given for it has " + std::to_string(given));
+      m.name = ta.name;
+      m.dtype = ta.dtype;
+      m.esize = dtype_bytes(ta.dtype);
+      m.elements = ta.elements();
+      m.untyped = false;
+      m.init.clear();
+      m.role = Role::In;
+      reserve_cells(m, "tensor '" + m.name + "'", m.elements);
+      m.cells.resize(m.elements);
+      if (o_.check_races) m.shadow.resize(m.elements);
+      fill_inputs(m);
+      decl_buf_[i] = std::uint32_t(mem_.size());
+      mem_.push_back(std::move(m));
+      continue;
+    }
+    if (b.from_host)
+      bad_launch("'" + b.name + "' is __constant__ data the host fills (cudaMemcpyToSymbol): give it as an input "
+                 "tensor, with \"symbols\": {\"" + b.name + "\": \"<tensor>\"} in the kernel's spec entry");
+    const std::uint64_t total = m.per_thread ? mul_sat(b.elements, n_) : b.elements;
+    reserve_cells(m, std::string(m.per_thread ? ".local" : b.space == Space::Shared ? ".shared" : "module") +
+                         " array '" + b.name + "'" + (m.per_thread ? " (one per thread)" : ""),
+                  total);
+    m.cells.resize(total);
+    if (!m.per_thread && o_.check_races) m.shadow.resize(total);
+    fill_initial(m);
+    decl_buf_[i] = std::uint32_t(mem_.size());
+    mem_.push_back(std::move(m));
+  }
+}
+
+// A tensor's input values: symbols (integer ones for integer dtypes). In
+// the symbolic domain an element's symbol is made when something first
+// reads it (input() there is a hash-consed node with a string-keyed name:
+// a CTA of a reduction reads 128 of the 512 elements it is given, and
+// making them all was most of its symbolic run).
+template <class D>
+void Machine<D>::fill_inputs(Memory<V>& m) {
+  const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
+  m.lazy_inputs = kLazyInputs;
+  for (std::uint64_t e = 0; e < m.elements; ++e) {
+    m.cells[e].kind = ints ? VKind::Data : VKind::Float;
+    if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
+  }
+}
+
+// Module data starts with its initializer: each element's little-endian
+// bytes as an integer (its bits); a float load reads them as a float.
+template <class D>
+void Machine<D>::fill_initial(Memory<V>& m) {
+  if (m.init.empty() || m.per_thread) return;
+  for (std::size_t e = 0; e < m.cells.size(); ++e) {
+    std::uint64_t bits = 0;
+    for (std::size_t b = 0; b < m.esize && e * m.esize + b < m.init.size(); ++b)
+      bits |= std::uint64_t(m.init[e * m.esize + b]) << (8 * b);
+    m.cells[e].kind = VKind::Int;
+    m.cells[e].i = std::int64_t(bits);
+  }
+}
+
+// ------------------------------------------------------------ limits
+
+template <class D>
+std::string Machine<D>::bytes_text(std::uint64_t b) {
+  if (b == UINT64_MAX) return "more than 16 EiB";
+  std::ostringstream os;
+  os.precision(3);
+  if (b >= (std::uint64_t(1) << 30)) os << double(b) / double(std::uint64_t(1) << 30) << " GiB";
+  else if (b >= (std::uint64_t(1) << 20)) os << double(b) / double(std::uint64_t(1) << 20) << " MiB";
+  else os << b << " bytes";
+  return os.str();
+}
+
+// Counts `count` items of `each` bytes against the memory budget before
+// they are allocated: over it, the run stops as a Limit naming `what`.
+template <class D>
+void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint64_t each) {
+  const std::uint64_t need = mul_sat(count, each);
+  if (need > budget_ || bytes_ > budget_ - need)
+    throw Stop{limit_diag("memory limit: " + what + " needs " + bytes_text(need) + " (" + std::to_string(count) +
+                          " elements), over the run's memory budget of " + bytes_text(budget_) +
+                          (bytes_ >= (std::uint64_t(1) << 20) ? " with " + bytes_text(bytes_) + " already in use"
+                                                              : std::string()) +
+                          " (--max-memory)")};
+  bytes_ += need;
+}
+
+// A memory's cells, their shadow for the race check and touch records.
+template <class D>
+void Machine<D>::reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells) {
+  std::uint64_t each = sizeof(Val<V>);
+  if (!m.per_thread && o_.check_races) each += sizeof(Shadow);
+  if (o_.record_touches && m.space == Space::Global) each += sizeof(Touch);
+  reserve(what, cells, each);
+  // Symbols are indexed by 32 bits: only a budget above 100 GiB gets here.
+  if (cells > UINT32_MAX)
+    throw Stop{limit_diag(what + " has " + std::to_string(cells) +
+                          " elements; tileverify handles at most 2^32 elements in one memory")};
+}
+
+// Every few thousand thread-instructions: the deadline, and the memory
+// the expressions built so far take.
+template <class D>
+void Machine<D>::check_limits(std::uint32_t t) {
+  if (o_.deadline && std::chrono::steady_clock::now() > *o_.deadline)
+    fail(DiagKind::Limit, t, "time limit reached after " + steps_text() + " (the run had not finished)");
+  if constexpr (std::is_same<D, SymbolicDomain>::value) {
+    const std::uint64_t arena = d_.context().memory_bytes();
+    if (arena > budget_ || bytes_ > budget_ - arena)
+      fail(DiagKind::Limit, t,
+           "memory limit: the run's expressions take " + bytes_text(arena) + " after " + steps_text() +
+               ", over the memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
+  }
+}
+
+template class Machine<SymbolicDomain>;
+template class Machine<ConcreteDomain>;
+template class Machine<PayloadDomain>;
+
+}  // namespace tileverify::machine

@@ -1,0 +1,100 @@
+// run_program: one CTA run by a Machine<Domain> (run: setup, schedule, then
+// collect the outputs), and the launch's helpers: the default memory budget,
+// a tensor's element count.
+#include "machine.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <new>
+#include <string>
+
+namespace tileverify {
+
+std::uint64_t default_memory_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t(4) << 30;  // unknown: 4 GiB
+  return std::uint64_t(pages) / 2 * std::uint64_t(page);
+}
+
+// Saturates at UINT64_MAX: a shape of [2^32, 2^32] is too large, never 0.
+std::uint64_t TensorArg::elements() const {
+  std::uint64_t n = 1;
+  for (std::uint64_t d : shape) {
+    if (d != 0 && n > UINT64_MAX / d) return UINT64_MAX;
+    n *= d;
+  }
+  return n;
+}
+
+namespace machine {
+
+template <class D>
+RunResult<D> Machine<D>::run() {
+  RunResult<D> result;
+  try {
+    setup();
+    schedule();
+    collect(result);
+    if (uninitialized_) result.diagnostics.push_back(*uninitialized_);
+  } catch (const Stop& s) {
+    // A race explains an uninitialized read that came before it; anything
+    // else is reported after that read.
+    if (uninitialized_ && s.diag.kind != DiagKind::Race) result.diagnostics.push_back(*uninitialized_);
+    result.diagnostics.push_back(s.diag);
+  } catch (const std::bad_alloc&) {
+    // Allocations the budget does not count (the expressions' tables
+    // between two checks, the standard library's own) can still fail.
+    if (uninitialized_) result.diagnostics.push_back(*uninitialized_);
+    result.diagnostics.push_back(limit_diag("the run ran out of memory after " + steps_text() + " (" +
+                                            std::to_string(bytes_ >> 20) + " MiB of it counted)"));
+  }
+  if (!result.diagnostics.empty()) result.outputs.clear();
+  result.stats = stats_;
+  return result;
+}
+
+// ------------------------------------------------------------ results
+template <class D>
+void Machine<D>::collect(RunResult<D>& r) {
+  for (std::size_t i = 0; i < p_.params.size(); ++i) {
+    if (param_buf_[i] == kNone) continue;
+    Memory<V>& m = mem_[param_buf_[i]];  // read_cell() makes the symbols of inputs never read
+    if (o_.record_touches) {
+      auto& tv = r.touches[m.name];
+      tv = m.touches;
+      tv.resize(m.cells.size());
+    }
+    if (m.role != Role::Out && m.role != Role::InOut) continue;
+    auto& out = r.outputs[m.name];
+    out.resize(m.cells.size());
+    for (std::size_t e = 0; e < m.cells.size(); ++e) {
+      const Val<V>& v = read_cell(m, e);
+      if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
+      if (v.kind == VKind::Float || v.kind == VKind::Data)
+        out[e] = v.f;
+      else if (v.kind == VKind::Int && dtype_is_float(m.dtype) && from_bits(std::uint64_t(v.i), m.dtype))
+        out[e] = *from_bits(std::uint64_t(v.i), m.dtype);  // float bits stored through an integer move
+      else if (v.kind == VKind::Int)  // the stored bits, read as the tensor's type
+        out[e] = d_.constant(Rational(dtype_is_signed(m.dtype) ? wrap(v.i, m.dtype)
+                                                                : std::int64_t(std::uint64_t(v.i) & mask(m.dtype))));
+    }
+  }
+}
+
+template class Machine<SymbolicDomain>;
+template class Machine<ConcreteDomain>;
+template class Machine<PayloadDomain>;
+
+}  // namespace machine
+
+template <class Domain>
+RunResult<Domain> run_program(const Program& program, const Launch& launch, Domain& domain, const RunOptions& options) {
+  return machine::Machine<Domain>(program, launch, domain, options).run();
+}
+
+template RunResult<SymbolicDomain> run_program(const Program&, const Launch&, SymbolicDomain&, const RunOptions&);
+template RunResult<ConcreteDomain> run_program(const Program&, const Launch&, ConcreteDomain&, const RunOptions&);
+template RunResult<PayloadDomain> run_program(const Program&, const Launch&, PayloadDomain&, const RunOptions&);
+
+}  // namespace tileverify
