@@ -1457,6 +1457,12 @@ LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t
     r.error = Error{SourceLoc{m.file, 0, 0}, "no kernel named '" + name + "' (the file has: " + names + ")"};
     return r;
   }
+  // A .func runs only when called: its parameters and results are the
+  // caller's .param slots, which a launch does not give.
+  if (!k->is_entry) {
+    r.error = Error{k->loc, "'" + name + "' is a .func, not a kernel (.entry): only kernels are launched"};
+    return r;
+  }
   try {
     r.program = Lowering(m, *k, dynamic_shared_bytes).run();
   } catch (const Failure& f) {

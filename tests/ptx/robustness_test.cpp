@@ -108,6 +108,16 @@ TEST_CASE("registers are resolved against their declarations on first use") {
   }
 }
 
+TEST_CASE("lowering a .func, which only a call runs, is bad input naming it") {
+  auto r = ptx::parse_ptx(kernel("sm_90", "  ret;\n", ".func f()\n{\n  ret;\n}\n"), "bad.ptx");
+  REQUIRE(r.module.has_value());
+  auto l = ptx::lower_kernel(*r.module, "f");
+  REQUIRE(l.error.has_value());
+  CHECK(!l.error->unsupported);
+  CHECK(l.error->loc.line == 4);
+  CHECK(has(l.error->message, "'f' is a .func, not a kernel"));
+}
+
 TEST_CASE("register counts outside 0 .. 2^31-1 are parse errors with their position") {
   for (const char* count : {"-1", "2147483648", "66666666666663", "18446744073709551615"}) {
     INFO(count);
