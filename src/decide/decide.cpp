@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tileverify {
 
@@ -69,15 +70,23 @@ class NfEncoder {
   // The scale is multiplied into every term first: scales carry reciprocals
   // (x1 * (1 - 1.5/x1)) that are not in the sum and that Z3 would have to
   // reason about at x1 = 0.
+  // A sum of more than kMaxTerms terms is not encoded: a linear query that
+  // large is beyond what Z3 answers within any time limit here, and building
+  // it (an attention pair's difference: millions of terms) took minutes and
+  // gigabytes before the first query. The deadline is checked as terms are
+  // encoded (Algebra::check_deadline, every 256 calls).
+  static constexpr std::size_t kMaxTerms = 20000;
   std::optional<z3::expr> sum(const detail::Sum& s) {
     if (s.zero()) return z_.real_val(0);
-    std::optional<z3::expr> acc;
+    if (s.terms.size() > kMaxTerms) return std::nullopt;
+    z3::expr_vector terms(z_);
     for (const detail::Term& t : s.terms) {
+      alg_.check_deadline();
       auto e = term(alg_.mul(s.scale, t));
       if (!e) return std::nullopt;
-      acc = acc ? *acc + *e : *e;
+      terms.push_back(*e);
     }
-    return acc;
+    return terms.size() == 1 ? terms[0] : z3::sum(terms);
   }
   z3::expr atom(std::uint32_t a) {
     auto it = atoms_.find(a);
@@ -103,6 +112,7 @@ class NfEncoder {
     const detail::PolyEntry* e = alg_.poly_entries(p, &n);
     z3::expr acc = z_.real_val(0);
     for (std::size_t i = 0; i < n; ++i) {
+      alg_.check_deadline();
       auto m = mono(e[i].mono);
       if (!m) return std::nullopt;
       acc = acc + z_.real_val(alg_.coef(e[i].coef).str().c_str()) * *m;
@@ -128,7 +138,11 @@ class NfEncoder {
       auto h = poly(t.exp), c = poly(t.cexp);
       if (!h || !c) return std::nullopt;
       z3::expr x = exp_(*h + *c);
-      side_.push_back(x > 0);
+      // One side condition per distinct exponential: a case split encodes
+      // the same forms at every leaf, and a condition per encoding grew the
+      // list (and every leaf's assertions) without bound: 9 GB of Z3 terms
+      // on an attention pair, which then took minutes to delete.
+      if (exp_seen_.insert(x.id()).second) side_.push_back(x > 0);
       r = r * x;
     }
     return r;
@@ -138,6 +152,7 @@ class NfEncoder {
   detail::Algebra& alg_;
   const ExprContext& ctx_;
   z3::expr_vector side_;
+  std::unordered_set<unsigned> exp_seen_;  // Z3 ids of the exp terms in side_
   z3::func_decl exp_, div_;
   std::unordered_map<std::uint32_t, z3::expr> atoms_;
   std::unordered_map<detail::MonoId, z3::expr> monos_;
@@ -226,10 +241,20 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   NfEncoder enc(z, alg, ctx);
   std::vector<Atom> atoms;
   auto cannot = [&](const std::string& what) {
-    d.reason = "the case split cannot encode " + what + " for Z3";
+    d.reason = "the case split cannot encode " + what + " for Z3 (a sum of more than " +
+               std::to_string(NfEncoder::kMaxTerms) + " terms)";
     return d;
   };
   auto form = [&](std::uint32_t id) { return enc.nf(*norm.run(Expr{id})); };
+  // The operands' forms without a substitution, encoded once: every leaf of
+  // the split asks for them again (ties), and re-encoding them filled the Z3
+  // context with copies, which then took half a second to delete.
+  std::unordered_map<std::uint32_t, std::optional<z3::expr>> plain_forms;
+  auto plain_form = [&](std::uint32_t id) -> std::optional<z3::expr> {
+    auto it = plain_forms.find(id);
+    if (it == plain_forms.end()) it = plain_forms.emplace(id, form(id)).first;
+    return it->second;
+  };
   std::vector<std::uint32_t> keys;
   bool timed_out = false;
   try {
@@ -238,17 +263,39 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     d.reason = h.reason;
     return d;
   }
+  // What the split would cost is known before anything is given to Z3: the
+  // number of cases, and the size of the difference to refute. Building the
+  // encodings of a split that cannot run (a max over 512 scores: 512^2
+  // comparisons) filled the Z3 context with gigabytes that took minutes to
+  // delete.
+  std::vector<std::vector<std::uint32_t>> alternatives;
+  double total = 1;
   for (std::uint32_t key : keys) {
-    Atom at{key, norm.alternatives(key), {}};
+    alternatives.push_back(norm.alternatives(key));
+    total *= double(alternatives.back().size());
+  }
+  if (keys.empty()) return d;
+  if (total > double(limits.max_case_splits)) {
+    d.reason = "the normal forms differ with max/min/select treated as atoms, and splitting on them needs " +
+               (total > 1e15 ? std::string("more than 10^15") : std::to_string(std::uint64_t(total))) +
+               " cases (max_case_splits = " + std::to_string(limits.max_case_splits) + ")";
+    return d;
+  }
+  // The goal: the numerator of lhs - rhs is nonzero somewhere in the case.
+  detail::NF diff = alg.add(*norm.run(a), alg.neg(*norm.run(b)));
+  if (diff.num.terms.size() > NfEncoder::kMaxTerms) return cannot("the difference");
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const std::uint32_t key = keys[k];
+    Atom at{key, std::move(alternatives[k]), {}};
     z3::expr self = enc.atom(key);
     std::vector<z3::expr> zs;
     for (std::uint32_t x : at.alts) {
-      auto ze = form(x);
+      auto ze = plain_form(x);
       if (!ze) return cannot("an operand");
       zs.push_back(*ze);
     }
     if (const auto* info = norm.select_info(key)) {
-      auto l = form(info->a), r = form(info->b);
+      auto l = plain_form(info->a), r = plain_form(info->b);
       if (!l || !r) return cannot("a comparison");
       z3::expr cond = apply_cmp(info->cmp, *l, *r);
       at.conditions = {cond && self == zs[0], !cond && self == zs[1]};
@@ -268,17 +315,6 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     }
     atoms.push_back(std::move(at));
   }
-  if (atoms.empty()) return d;
-  double total = 1;
-  for (const Atom& at : atoms) total *= double(at.alts.size());
-  if (total > double(limits.max_case_splits)) {
-    d.reason = "the normal forms differ with max/min/select treated as atoms, and splitting on them needs " +
-               (total > 1e15 ? std::string("more than 10^15") : std::to_string(std::uint64_t(total))) +
-               " cases (max_case_splits = " + std::to_string(limits.max_case_splits) + ")";
-    return d;
-  }
-  // The goal: the numerator of lhs - rhs is nonzero somewhere in the case.
-  detail::NF diff = alg.add(*norm.run(a), alg.neg(*norm.run(b)));
   auto goal = enc.sum(diff.num);
   if (!goal) return cannot("the difference");
 
@@ -306,6 +342,10 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     return solver.check();
   };
   for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
+  // Side conditions of exponentials first met in a leaf are asserted there,
+  // and again in later leaves (each leaf's scope is popped); these are at
+  // the base level.
+  const unsigned base_sides = enc.side_conditions().size();
 
   detail::NumericEvaluator ev(ctx, {a, b});
   std::unordered_map<std::uint32_t, std::uint32_t> subst;
@@ -355,10 +395,10 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
       std::uint32_t k = subst.at(at.key);
       std::vector<std::uint32_t> same{k};
       if (!norm.select_info(at.key)) {
-        auto zk = form(k);
+        auto zk = plain_form(k);
         for (std::uint32_t j : at.alts) {
           if (j == k || !zk) continue;
-          auto zj = form(j);
+          auto zj = plain_form(j);
           if (!zj) continue;
           solver.push();
           solver.add(*zj != *zk);
@@ -405,7 +445,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
     if (case_goal) {
       solver.push();
       for (const z3::expr& c : region) solver.add(c);
-      for (unsigned i = 0; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
+      for (unsigned i = base_sides; i < enc.side_conditions().size(); ++i) solver.add(enc.side_conditions()[i]);
       solver.add(*case_goal != 0);
       bool proved = check() == z3::unsat;
       solver.pop();

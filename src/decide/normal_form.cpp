@@ -113,8 +113,10 @@ std::string Algebra::time_limit_reason() const {
                   : "time limit of " + std::to_string(limits_.timeout_seconds) + " s reached";
 }
 
-void Algebra::check_deadline() {
-  if ((++deadline_tick_ & 255) != 0) return;
+void Algebra::check_deadline(std::size_t work) {
+  deadline_work_ += work;
+  if (deadline_work_ < 256) return;
+  deadline_work_ = 0;
   if (std::chrono::steady_clock::now() > deadline) throw LimitHit{time_limit_reason()};
 }
 
@@ -199,6 +201,9 @@ PolyId Algebra::poly_add(PolyId a, PolyId b) {
   if (const std::uint32_t* hit = poly_add_memo_.find(key)) return *hit;
   const PolyEntry *pa = polys_.data(a), *pb = polys_.data(b);
   std::size_t na = polys_.size(a), nb = polys_.size(b), i = 0, j = 0;
+  // Before anything is interned: a multiplication of large sums spends its
+  // time here, thousands of entries a call.
+  check_deadline((na + nb) / 16);
   std::vector<PolyEntry> out;
   out.reserve(na + nb);
   while (i < na || j < nb) {

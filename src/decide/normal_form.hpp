@@ -177,7 +177,9 @@ class Algebra {
   bool is_zero(const NF& a) const { return a.num.zero(); }
 
   std::size_t peak_terms() const { return peak_terms_; }
-  void check_deadline();
+  // Throws LimitHit past the deadline. Reads the clock once per 256 units
+  // of work: a call is one unit, a merge of large polynomials many.
+  void check_deadline(std::size_t work = 1);
   // deadline = start + timeout_seconds, or limits.deadline when that is sooner
   void set_deadline(std::chrono::steady_clock::time_point start);
   std::string time_limit_reason() const;
@@ -252,7 +254,7 @@ class Algebra {
   std::vector<std::pair<CoefId, std::int32_t>> known_results_;  // (new coef, change of the ln2 power)
   bool overall_ = false;  // the deadline is limits.deadline
   std::size_t peak_terms_ = 0;
-  unsigned deadline_tick_ = 0;
+  std::size_t deadline_work_ = 0;
 };
 
 }  // namespace tileverify::detail
