@@ -6,8 +6,8 @@
 //   std::puts(r.text().c_str());           // verdict first, then the evidence
 //   return r.exit_code();                  // 0 equivalent, 1 not, 2 unsafe, 3 outside the class, 4 bad input
 //
-// A Spec names PTX files and kernels plus the launch (DESIGN.md, "The spec
-// file"); kernels already built as Programs can be checked directly too.
+// A Spec names PTX files and kernels plus the launch (docs/cli.md, "Spec
+// files"); kernels already built as Programs can be checked directly too.
 #pragma once
 
 #include "tileverify/decide.hpp"
@@ -96,7 +96,7 @@ struct Report {
   ReportStats stats;
   std::string text() const;  // for people: the verdict first, then the evidence
   std::string json() const;  // {"verdict": ..., "diagnostics": [...], "counterexample": {...}, "stats": {...}}
-  int exit_code() const;     // DESIGN.md: 0, 1, 2, 3 or 4
+  int exit_code() const;     // docs/cli.md: 0, 1, 2, 3 or 4
 };
 
 // The pieces the checks are made of, for tools that run a spec's kernels

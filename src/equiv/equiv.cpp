@@ -44,7 +44,7 @@ KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
   KernelLoad r;
   if (parsed.error) {
     r.error = parsed.error->text();
-    r.bad_input = true;
+    r.bad_input = !parsed.error->unsupported;  // a parse error is bad input, unless the parser knows the form
     return r;
   }
   auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);

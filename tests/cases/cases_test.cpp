@@ -46,7 +46,7 @@ TEST_CASE("every spec file with an expected verdict gets it") {
   CHECK(checked >= 3);
 }
 
-TEST_CASE("reports: exit codes and the JSON shape of DESIGN.md") {
+TEST_CASE("reports: exit codes and the JSON shape of docs/cli.md") {
   fs::path dir = fs::path(TILEVERIFY_TEST_DIR) / "cases";
   auto eq = tileverify::check_equivalence(*tileverify::load_spec((dir / "softmax_online.json").string()).spec);
   CHECK(eq.exit_code() == 0);
