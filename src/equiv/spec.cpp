@@ -156,6 +156,36 @@ class JsonSyntax {
     return std::nullopt;
   }
 
+  // The 4 hex digits at `at` as a number; a problem if they are not there
+  // (or 0 with `quiet`, for a look ahead).
+  unsigned hex4(std::size_t at, bool quiet = false) {
+    unsigned v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      char h = at + k < s_.size() ? s_[at + k] : '\0';
+      if (!std::isxdigit(static_cast<unsigned char>(h))) {
+        if (quiet) return 0;
+        stop(at - 2, "'\\u' must be followed by 4 hex digits");
+      }
+      v = v * 16 + unsigned(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::tolower(h) - 'a' + 10);
+    }
+    return v;
+  }
+
+  // The length of the UTF-8 sequence at `at`, or 0 if it is not one (RFC
+  // 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+  std::size_t utf8_length(std::size_t at) const {
+    auto byte = [&](std::size_t k) { return at + k < s_.size() ? static_cast<unsigned char>(s_[at + k]) : 0u; };
+    unsigned c = byte(0);
+    std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0) return 0;
+    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (byte(1) < lo || byte(1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+      if (byte(k) < 0x80 || byte(k) > 0xbf) return 0;
+    return n;
+  }
+
   void value() {
     // parse_json refuses deeper texts before; this keeps the recursion
     // bounded should it ever be called on one.
@@ -235,9 +265,16 @@ class JsonSyntax {
       if (c == '\\') {
         char e = i_ + 1 < s_.size() ? s_[i_ + 1] : '\0';
         if (e == 'u') {
-          for (std::size_t k = 2; k < 6; ++k)
-            if (i_ + k >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_ + k])))
-              stop(i_, "'\\u' must be followed by 4 hex digits");
+          unsigned code = hex4(i_ + 2);
+          if (code >= 0xdc00 && code <= 0xdfff)
+            stop(i_, "'\\u" + s_.substr(i_ + 2, 4) + "' is half of a UTF-16 pair without its first half");
+          if (code >= 0xd800 && code <= 0xdbff) {
+            // The first half of a pair: the second must follow at once.
+            unsigned low = i_ + 7 < s_.size() && s_[i_ + 6] == '\\' && s_[i_ + 7] == 'u' ? hex4(i_ + 8, true) : 0;
+            if (low < 0xdc00 || low > 0xdfff)
+              stop(i_, "'\\u" + s_.substr(i_ + 2, 4) + "' is half of a UTF-16 pair without its second half");
+            i_ += 6;
+          }
           i_ += 6;
           continue;
         }
@@ -247,12 +284,9 @@ class JsonSyntax {
         continue;
       }
       if (c >= 0x80) {
-        // UTF-8: a lead byte and its continuation bytes.
-        int n = (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : -1;
-        bool ok = n > 0 && i_ + std::size_t(n) < s_.size();
-        for (int k = 1; ok && k <= n; ++k) ok = (static_cast<unsigned char>(s_[i_ + k]) & 0xc0) == 0x80;
-        if (!ok) stop(i_, "a string holds bytes that are not UTF-8 (save the file as UTF-8)");
-        i_ += std::size_t(n) + 1;
+        std::size_t n = utf8_length(i_);
+        if (n == 0) stop(i_, "a string holds bytes that are not UTF-8 (save the file as UTF-8)");
+        i_ += n;
         continue;
       }
       ++i_;

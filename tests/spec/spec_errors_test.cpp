@@ -104,6 +104,10 @@ TEST_CASE("spec JSON syntax errors: file:line:column and what is wrong, in plain
   CHECK_ERROR("{\"a\": \"x\ny\"}", "s.json:1:9:", "a line break inside a string");
   CHECK_ERROR("{\"a\": \"\\q\"}", "s.json:1:8:", "'\\q' is not a JSON escape");
   CHECK_ERROR("{\"a\": \"\xff\"}", "s.json:1:8:", "not UTF-8");
+  CHECK_ERROR("{\"a\": \"\xf0\x8d\x9a\x99\"}", "s.json:1:8:", "not UTF-8");  // an overlong form
+  CHECK_ERROR("{\"a\": \"\\ud800\"}", "s.json:1:8:", "'\\ud800' is half of a UTF-16 pair");
+  CHECK_ERROR("{\"a\": \"\\udc00\"}", "s.json:1:8:", "'\\udc00' is half of a UTF-16 pair");
+  CHECK_ERROR("{\"a\": \"\\u12\"}", "s.json:1:8:", "4 hex digits");
   // nlohmann keeps the last of two equal keys; a spec with two is a mistake.
   CHECK_ERROR(spec_text(R"({"name": "x", "dtype": "f32", "shape": [4], "shape": [8], "role": "out"})"),
               "the key \"shape\" appears twice");
