@@ -113,7 +113,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Numbers are taken as text and read by args.hpp, which checks ranges and
   // says what is allowed; CLI11's own conversions wrap or pass odd values.
-  std::string spec_path, cta, timeout_text, memory_text, threads_text, trials_text, seed_text;
+  // Optional, not empty-means-absent: `--cta ""` is a bad value, not "no --cta".
+  std::string spec_path;
+  std::optional<std::string> cta, timeout_text, memory_text, threads_text, trials_text, seed_text;
+  auto into = [](std::optional<std::string>& to) { return [&to](const std::string& v) { to = v; }; };
   bool as_json = false;
   bool quiet = false;
   const std::string timeout_help =
@@ -126,23 +129,23 @@ int main(int argc, char** argv) {
     sub->add_option("spec", spec_path, "the spec file (JSON)")->required()->type_name("SPEC.json");
     sub->add_flag("--json", as_json, "print a machine-readable report");
     sub->add_flag("--quiet", quiet, "no progress lines on stderr");
-    sub->add_option("--cta", cta, "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
+    sub->add_option_function<std::string>("--cta", into(cta), "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
         ->type_name("x,y,z");
-    sub->add_option("--timeout", timeout_text, timeout_help)->type_name("SECONDS");
-    sub->add_option("--max-memory", memory_text, memory_help)->type_name("SIZE");
+    sub->add_option_function<std::string>("--timeout", into(timeout_text), timeout_help)->type_name("SECONDS");
+    sub->add_option_function<std::string>("--max-memory", into(memory_text), memory_help)->type_name("SIZE");
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
-  equiv->add_option("--threads", threads_text,
-                    "threads that decide outputs, 0 to 1024 (default 0: one per hardware thread)")
+  equiv->add_option_function<std::string>("--threads", into(threads_text),
+                                         "threads that decide outputs, 0 to 1024 (default 0: one per hardware thread)")
       ->type_name("N");
   CLI::App* check = app.add_subcommand("check", "check one kernel for races, deadlocks and bad accesses");
   add_common(check);
   CLI::App* fpsan = app.add_subcommand(
       "fpsan", "run ref and opt on random FpSan payloads and compare the outputs bit for bit (fast evidence, not a proof)");
   add_common(fpsan);
-  fpsan->add_option("--trials", trials_text, "random inputs to run, 1 to 1000000000 (default 100)")->type_name("N");
-  fpsan->add_option("--seed", seed_text, "seed of the first input (default 1; input k uses seed + k)")->type_name("S");
+  fpsan->add_option_function<std::string>("--trials", into(trials_text), "random inputs to run, 1 to 1000000000 (default 100)")->type_name("N");
+  fpsan->add_option_function<std::string>("--seed", into(seed_text), "seed of the first input (default 1; input k uses seed + k)")->type_name("S");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -155,15 +158,15 @@ int main(int argc, char** argv) {
   std::uint64_t max_memory = default_memory, threads = 0, seed = 1, trials = 100;
   tileverify::Dim3 cta_dims{0, 0, 0};
   std::string bad;
-  if (bad.empty() && !timeout_text.empty()) bad = cli::parse_timeout(timeout_text, &timeout);
-  if (bad.empty() && !memory_text.empty()) bad = cli::parse_size("--max-memory", memory_text, &max_memory);
-  if (bad.empty() && !cta.empty()) bad = cli::parse_cta(cta, &cta_dims);
-  if (bad.empty() && !threads_text.empty())
-    bad = cli::parse_count("--threads", threads_text, 0, 1024, "0: one per hardware thread", &threads);
-  if (bad.empty() && !trials_text.empty())
-    bad = cli::parse_count("--trials", trials_text, 1, 1000000000, "random inputs to run", &trials);
-  if (bad.empty() && !seed_text.empty())
-    bad = cli::parse_count("--seed", seed_text, 0, UINT64_MAX, "the seed of the first input", &seed);
+  if (bad.empty() && timeout_text) bad = cli::parse_timeout(*timeout_text, &timeout);
+  if (bad.empty() && memory_text) bad = cli::parse_size("--max-memory", *memory_text, &max_memory);
+  if (bad.empty() && cta) bad = cli::parse_cta(*cta, &cta_dims);
+  if (bad.empty() && threads_text)
+    bad = cli::parse_count("--threads", *threads_text, 0, 1024, "0: one per hardware thread", &threads);
+  if (bad.empty() && trials_text)
+    bad = cli::parse_count("--trials", *trials_text, 1, 1000000000, "random inputs to run", &trials);
+  if (bad.empty() && seed_text)
+    bad = cli::parse_count("--seed", *seed_text, 0, UINT64_MAX, "the seed of the first input", &seed);
   if (!bad.empty()) {
     print(error_report(bad), as_json, "");
     return 4;
@@ -185,8 +188,8 @@ int main(int argc, char** argv) {
       report = error_report(loaded.error);
     } else {
       tileverify::Spec spec = *loaded.spec;
-      if (!cta.empty()) spec.cta = cta_dims;
-      std::string outside = cta.empty() ? "" : cta_problem(spec, spec_path);
+      if (cta) spec.cta = cta_dims;
+      std::string outside = cta ? cta_problem(spec, spec_path) : "";
       if (!outside.empty()) {
         report = error_report(outside);
       } else if (equiv->parsed()) {
