@@ -900,6 +900,8 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
     constexpr std::size_t kChunk = 16;
     for (;;) {
       if (limits.stop_at_first_refuted && refuted.load()) return;  // nothing more will be proved
+      // Unchecked walks are left to the loop below, which stops at the deadline.
+      if (limits.deadline && std::chrono::steady_clock::now() > *limits.deadline) return;
       const std::size_t lo = next_check.fetch_add(kChunk);
       if (lo >= check.size()) return;
       for (std::size_t k = lo; k < std::min(check.size(), lo + kChunk); ++k) {
