@@ -1,6 +1,6 @@
 // The tileverify command: `tileverify equiv SPEC.json`, `tileverify check SPEC.json`,
 // `tileverify fpsan SPEC.json` (payload checking, docs/fpsan.md).
-// Exit codes (DESIGN.md, docs/cli.md): 0 equivalent / clean, 1 not
+// Exit codes (docs/cli.md): 0 equivalent / clean, 1 not
 // equivalent, 2 unsafe (race, deadlock, out of bounds, uninitialized, trap),
 // 3 outside the supported class or undecided (a limit was hit), 4 bad input
 // or usage.
