@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 // Lowering runs once per kernel of every check, so the per-instruction path
 // allocates only what the Program keeps: opcode parts are views into the
@@ -1142,7 +1143,7 @@ class Lowering {
     DType reg_type;
     if (i < ops.size() || f_->regs.find(fname.name) || f_->declared.find(fname.name, &reg_type))
       fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + str(pin.opcode) + "'");
-    const Kernel* callee = m_.find(fname.name);
+    const Kernel* callee = function(fname.name);
     if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
     if (!callee)
       fail(fname.loc, "call to '" + str(fname.name) +
@@ -1228,6 +1229,16 @@ class Lowering {
       p_.code.push_back(mv);
     }
     if (skip >= 0) p_.code[std::size_t(skip)].target = std::uint32_t(p_.code.size());
+  }
+
+  // The function `name` of the module, as Module::find() finds it (the
+  // first of that name), through an index made at the first call: a file
+  // of many functions and many calls made the linear search quadratic.
+  const Kernel* function(std::string_view name) {
+    if (functions_.empty())
+      for (const Kernel& fn : m_.kernels) functions_.emplace(fn.name, &fn);  // emplace keeps the first
+    auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : it->second;
   }
 
   // A failed assert(): nvcc branches around a call to the CUDA runtime's
@@ -1428,6 +1439,7 @@ class Lowering {
   std::map<std::string, std::uint32_t> shared_of_func_;   // "func:var" -> the buffer of a .shared in a .func
   std::map<std::string, std::uint32_t> slots_;            // "slot+offset" -> its register
   std::vector<std::string_view> call_stack_;              // functions being inlined, outermost first
+  std::unordered_map<std::string_view, const Kernel*> functions_;  // function(): the module's, by name
   static constexpr std::size_t kMaxCallDepth = 64;           // of call_stack_
   static constexpr std::size_t kMaxInlined = std::size_t(1) << 18;  // statements of inlined bodies, all calls
   std::size_t inlined_ = 0;

@@ -287,6 +287,18 @@ TEST_CASE("calls: the inlining is bounded in depth and in size") {
     CHECK(e.unsupported);
     CHECK(has(e.message, "statements"));
   }
+  SUBCASE("many functions and many calls: a callee is found by an index, not a search") {
+    std::string funcs, calls;
+    for (int i = 0; i < 10000; ++i) funcs += ".func f" + std::to_string(i) + "()\n{\n  ret;\n}\n";
+    for (int i = 0; i < 100000; ++i) calls += "  call.uni f" + std::to_string(i * 7919 % 10000) + ";\n";
+    auto r = ptx::parse_ptx(kernel("sm_90", calls + "  ret;\n", funcs), "many.ptx");
+    REQUIRE(r.module.has_value());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto l = ptx::lower_kernel(*r.module, "k");
+    CHECK(seconds_since(t0) < 1.0);  // about 0.1 s; a linear search per call took seconds
+    REQUIRE(l.program.has_value());
+    CHECK(l.program->code.size() == 100002);  // per call its ret (a branch to its end); the kernel's ret, and the ret after the end
+  }
   SUBCASE("a chain of 100 calls") {
     std::string funcs;
     for (int i = 100; i >= 0; --i) {
