@@ -100,7 +100,7 @@ struct Statement {
 struct RegDecl {
   std::string type;  // ".f32", ".b32", ".pred", ...
   std::string name;  // "%r" for a range declaration, or a full name
-  int count = -1;    // %r<N>: N registers %r0..%r(N-1); -1: a single register
+  int count = -1;    // %r<N>: N registers %r0..%r(N-1), N < 2^31; -1: a single register
   SourceLoc loc;
 };
 
@@ -112,8 +112,10 @@ struct VarDecl {
   bool unsized = false;        // extern .shared x[] (dynamic shared memory)
   SourceLoc loc;
   // "= {...}": the initial contents as little-endian bytes (numbers and
-  // 0f/0d floats). An initializer with anything else (addresses, generic())
-  // sets init_error instead, reported only if a kernel uses the variable.
+  // 0f/0d floats), padded with zeros to the array's size up to 1 MiB; bytes
+  // past init's end are zero. An initializer with anything else (addresses,
+  // generic()) sets init_error instead, reported only if a kernel uses the
+  // variable.
   bool has_init = false;
   std::vector<std::uint8_t> init;
   std::string init_error;
@@ -166,8 +168,13 @@ struct LowerResult {
   std::optional<Error> error;
 };
 
-// Lowers kernel `name` of `m`. `dynamic_shared_bytes` sizes an extern
-// .shared array, if the kernel uses one.
+// Lowers kernel `name` of `m` (an .entry). `dynamic_shared_bytes` sizes an
+// extern .shared array, if the kernel uses one. Memory no GPU of the
+// module's .target can give (more dynamic shared memory than its maximum,
+// static .shared above 48 KB, .local above 512 KB a thread, .const above
+// 64 KB: the CUDA C++ Programming Guide's technical specifications) is bad
+// input. A Program holds the registers the code uses, whatever the .reg
+// declarations promise.
 LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t dynamic_shared_bytes = 0);
 
 }  // namespace tileverify::ptx
