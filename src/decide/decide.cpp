@@ -834,9 +834,24 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
   if (!split) {
     ma.shapes_below(std::max(end_a, end_b));
   } else if (threads >= 2) {
-    std::thread t([&] { mb.shapes_below(end_b); });
-    ma.shapes_below(end_a);
+    // An exception may not end a thread (it would end the process): it is
+    // carried over and rethrown here, for the check's boundary to report.
+    std::exception_ptr failed;
+    std::thread t([&] {
+      try {
+        mb.shapes_below(end_b);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+    try {
+      ma.shapes_below(end_a);
+    } catch (...) {
+      t.join();
+      throw;
+    }
     t.join();
+    if (failed) std::rethrow_exception(failed);
   } else {
     ma.shapes_below(end_a);
     mb.shapes_below(end_b);
@@ -918,7 +933,13 @@ std::vector<Decision> decide_pairs(const ExprContext& ctx, ExprContext* into, co
   std::vector<std::thread> early;
   if (check_threads > 1)
     for (std::size_t t = std::min(reps.size(), std::size_t(threads)); t < check_threads; ++t) early.emplace_back(precheck);
-  decide_batch(decided, reps, limits, threads, deciders, out, finished, refuted);
+  try {
+    decide_batch(decided, reps, limits, threads, deciders, out, finished, refuted);
+  } catch (...) {  // (a progress callback's, say) the walks end before it leaves
+    next_check = check.size();
+    for (std::thread& t : early) t.join();
+    throw;
+  }
   if (check_threads > 1) {
     std::vector<std::thread> late;
     for (std::size_t t = early.size() + 1; t < check_threads; ++t) late.emplace_back(precheck);

@@ -170,7 +170,9 @@ std::string Report::json() const {
                 {"ref_warp_syncs", stats.ref.warp_syncs},
                 {"opt_block_syncs", stats.opt.block_syncs},
                 {"opt_warp_syncs", stats.opt.warp_syncs}};
-  return j.dump(2);
+  // Messages quote file names and PTX text, which need not be UTF-8: such
+  // bytes become U+FFFD rather than an exception.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tileverify
