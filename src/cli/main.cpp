@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <new>
 #include <optional>
 #include <string>
@@ -180,6 +181,19 @@ int main(int argc, char** argv) {
     deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(timeout));
 
+  // "ctas": "all" over a large grid: a progress line every 2 s too.
+  auto grid_last = start;
+  std::function<void(std::uint64_t, std::uint64_t)> grid_progress;
+  if (!quiet)
+    grid_progress = [&](std::uint64_t done, std::uint64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - grid_last < std::chrono::seconds(2)) return;
+      grid_last = now;
+      std::fprintf(stderr, "tileverify: ran %llu of %llu CTAs (%.0f s)%s", (unsigned long long)done,
+                   (unsigned long long)total, std::chrono::duration<double>(now - start).count(),
+                   isatty(2) ? "\r" : "\n");
+    };
+
   Report report;
   std::string headline;  // set when the check ended in an exception
   try {
@@ -197,6 +211,7 @@ int main(int argc, char** argv) {
         limits.threads = unsigned(threads);
         limits.deadline = deadline;
         limits.max_memory_bytes = max_memory;
+        limits.grid_progress = grid_progress;
         // --timeout bounds the whole check, and also any one output.
         if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
         // Progress on stderr for checks that take a while: a line every 2 s.
@@ -225,6 +240,7 @@ int main(int argc, char** argv) {
         tileverify::RunLimits limits;
         limits.deadline = deadline;
         limits.max_memory_bytes = max_memory;
+        limits.grid_progress = grid_progress;
         report = tileverify::check(spec, limits);
       }
     }
