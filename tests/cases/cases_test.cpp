@@ -116,8 +116,10 @@ TEST_CASE("spec scalars: numbers are converted to the dtype, out-of-range and mi
   CHECK(bits("bf16", "1.5") == 0x3fc0u);
   CHECK(bits("s32", "-7") == std::uint64_t(std::int64_t(-7)));
   CHECK(bits("u32", "4294967295") == 0xffffffffu);
-  for (auto [dtype, value] : {std::pair<const char*, const char*>{"u32", "-1"}, {"s32", "1.5"}, {"s32", "2147483648"},
-                              {"u8", "256"}, {"f32", "1e39"}, {"f16", "1e6"}, {"f32", "\"1.5\""}, {"f32", "\"0x123456789\""}}) {
+  for (auto dv : {std::pair<const char*, const char*>{"u32", "-1"}, {"s32", "1.5"}, {"s32", "2147483648"},
+                  {"u8", "256"}, {"f32", "1e39"}, {"f16", "1e6"}, {"f32", "\"1.5\""}, {"f32", "\"0x123456789\""}}) {
+    // Not a structured binding: INFO's lambda captures these, which C++17 (clang) does not allow for bindings.
+    const char *dtype = dv.first, *value = dv.second;
     auto r = with(dtype, value);
     INFO(dtype << " " << value);
     CHECK(!r.spec);
