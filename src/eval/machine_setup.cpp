@@ -158,7 +158,7 @@ void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint
   const std::uint64_t need = mul_sat(count, each);
   if (need > budget_ || bytes_ > budget_ - need)
     throw Stop{limit_diag("memory limit: " + what + " needs " + bytes_text(need) + " (" + std::to_string(count) +
-                          " elements), over the run's memory budget of " + bytes_text(budget_) +
+                          " elements), over this run's memory budget of " + bytes_text(budget_) +
                           (bytes_ >= (std::uint64_t(1) << 20) ? " with " + bytes_text(bytes_) + " already in use"
                                                               : std::string()) +
                           " (--max-memory)")};
@@ -189,7 +189,7 @@ void Machine<D>::check_limits(std::uint32_t t) {
     if (arena > budget_ || bytes_ > budget_ - arena)
       fail(DiagKind::Limit, t,
            "memory limit: the run's expressions take " + bytes_text(arena) + " after " + steps_text() +
-               ", over the memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
+               ", over this run's memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
   }
 }
 
