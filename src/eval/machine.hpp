@@ -160,6 +160,10 @@ class Machine {
   void reserve(const std::string& what, std::uint64_t count, std::uint64_t each);
   void reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells);
   void check_limits(std::uint32_t t);
+  // A taken branch into code from which no path reaches ret, trap or the
+  // end of the kernel: the thread can never finish, which ends the run at
+  // once instead of at the step or time limit.
+  void check_way_out(std::uint32_t t, std::uint32_t target);
 
   // ------------------------------------------------------------ stops
   // A run stops by throwing Stop with its diagnostic.
@@ -607,6 +611,7 @@ class Machine {
   std::vector<std::int32_t> free_sets_;
   RunStats stats_;
   std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted
+  std::vector<std::uint8_t> way_out_;  // per pc: some path leads to an exit (made at the first backward branch)
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
   // The symbolic memo (memo_compute): the log, its cap (0: not used yet),

@@ -229,6 +229,7 @@ void Machine<D>::step(std::uint32_t t) {
   }
   switch (in.op) {
     case Opcode::Bra:
+      if (in.target <= pc) check_way_out(t, in.target);  // only a loop can keep a thread forever
       pc_[t] = in.target;
       return;
     case Opcode::Ret:

@@ -193,6 +193,43 @@ void Machine<D>::check_limits(std::uint32_t t) {
   }
 }
 
+template <class D>
+void Machine<D>::check_way_out(std::uint32_t t, std::uint32_t target) {
+  const std::size_t n = p_.code.size();
+  if (way_out_.empty()) {
+    // Backwards from the exits (ret, trap, the end of the code) over the
+    // control-flow edges: a guarded instruction may also fall through.
+    std::vector<std::vector<std::uint32_t>> preds(n + 1);
+    for (std::uint32_t pc = 0; pc < n; ++pc) {
+      const Instr& in = p_.code[pc];
+      const bool ends = (in.op == Opcode::Bra || in.op == Opcode::Ret || in.op == Opcode::Trap) && in.guard < 0;
+      if (!ends) preds[pc + 1].push_back(pc);
+      if (in.op == Opcode::Bra && in.target <= n) preds[in.target].push_back(pc);
+    }
+    way_out_.assign(n + 1, 0);
+    std::vector<std::uint32_t> work{std::uint32_t(n)};
+    way_out_[n] = 1;
+    for (std::uint32_t pc = 0; pc < n; ++pc)
+      if (p_.code[pc].op == Opcode::Ret || p_.code[pc].op == Opcode::Trap) {
+        way_out_[pc] = 1;
+        work.push_back(pc);
+      }
+    while (!work.empty()) {
+      const std::uint32_t pc = work.back();
+      work.pop_back();
+      for (std::uint32_t q : preds[pc])
+        if (!way_out_[q]) {
+          way_out_[q] = 1;
+          work.push_back(q);
+        }
+    }
+  }
+  if (target <= n && !way_out_[target])
+    fail(DiagKind::Limit, t,
+         "endless loop: the thread branched to " + p_.code[target].loc.with_source() +
+             ", from where no path leads to ret, trap or the end of the kernel: it can never finish");
+}
+
 template class Machine<SymbolicDomain>;
 template class Machine<ConcreteDomain>;
 template class Machine<PayloadDomain>;

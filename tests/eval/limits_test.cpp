@@ -25,13 +25,23 @@ Program lowered(const std::string& body, const std::string& params = ".param .u6
   return std::move(*l.program);
 }
 
-// A thread that never leaves its loop.
+// A thread that never leaves its loop: no path leads out of it.
 const char* kEndless =
     ".reg .b32 %r<4>;\n"
     "mov.u32 %r2, 0;\n"
     "$L__BB0_1:\n"
     "add.s32 %r2, %r2, 1;\n"
     "bra.uni $L__BB0_1;\n";
+// A loop that ends after 2^32 iterations: only a limit ends it.
+const char* kSpin =
+    ".reg .pred %p<2>;\n"
+    ".reg .b32 %r<4>;\n"
+    "mov.u32 %r2, 1;\n"
+    "$L__BB0_1:\n"
+    "add.s32 %r2, %r2, 1;\n"
+    "setp.ne.s32 %p1, %r2, 0;\n"
+    "@%p1 bra.uni $L__BB0_1;\n"
+    "ret;\n";
 
 Launch launch(std::vector<std::uint64_t> shape, std::uint32_t threads = 32) {
   Launch l;
@@ -44,8 +54,27 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 }  // namespace
 
-TEST_CASE("an endless loop ends at the step limit as a Limit, not as unsupported") {
+TEST_CASE("a loop with no way out ends the run at its first iteration") {
   Program p = lowered(kEndless);
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto r = run_program(p, launch({32}), dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Limit);
+  CHECK(r.diagnostics[0].message.find("endless loop") != std::string::npos);
+  CHECK(r.diagnostics[0].message.find("can never finish") != std::string::npos);
+  CHECK(r.stats.thread_instructions < 10);
+  // A loop that has a way out, even one taken only after 2^32 iterations,
+  // is not called endless: the step limit ends it.
+  RunOptions o;
+  o.max_steps = 1000;
+  auto s = run_program(lowered(kSpin), launch({32}), dom, o);
+  REQUIRE(s.diagnostics.size() == 1);
+  CHECK(s.diagnostics[0].message.find("step limit") != std::string::npos);
+}
+
+TEST_CASE("an endless loop ends at the step limit as a Limit, not as unsupported") {
+  Program p = lowered(kSpin);
   ExprContext c;
   SymbolicDomain dom(c);
   RunOptions o;
@@ -58,7 +87,7 @@ TEST_CASE("an endless loop ends at the step limit as a Limit, not as unsupported
 }
 
 TEST_CASE("a run stops at its deadline, within milliseconds") {
-  Program p = lowered(kEndless);
+  Program p = lowered(kSpin);
   ExprContext c;
   SymbolicDomain dom(c);
   RunOptions o;
@@ -111,7 +140,7 @@ TEST_CASE("a shape whose element count overflows is too large, never empty") {
 
 TEST_CASE("check and fpsan end at the deadline as unknown (exit code 3)") {
   Spec spec;
-  spec.ref = KernelSpec{kDir + "/cases/limits.ptx", "k", Dim3{32, 1, 1}, 0, std::nullopt, {}};
+  spec.ref = KernelSpec{kDir + "/cases/limits.ptx", "spin", Dim3{32, 1, 1}, 0, std::nullopt, {}};
   spec.params.push_back(ParamSpec{"x", DType::F32, true, {32}, Role::Out, 0});
   RunLimits lim;
   const auto t0 = Clock::now();
