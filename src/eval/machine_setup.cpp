@@ -197,31 +197,32 @@ template <class D>
 void Machine<D>::check_way_out(std::uint32_t t, std::uint32_t target) {
   const std::size_t n = p_.code.size();
   if (way_out_.empty()) {
-    // Backwards from the exits (ret, trap, the end of the code) over the
-    // control-flow edges: a guarded instruction may also fall through.
-    std::vector<std::vector<std::uint32_t>> preds(n + 1);
-    for (std::uint32_t pc = 0; pc < n; ++pc) {
-      const Instr& in = p_.code[pc];
-      const bool ends = (in.op == Opcode::Bra || in.op == Opcode::Ret || in.op == Opcode::Trap) && in.guard < 0;
-      if (!ends) preds[pc + 1].push_back(pc);
-      if (in.op == Opcode::Bra && in.target <= n) preds[in.target].push_back(pc);
-    }
+    // An exit (ret, trap, the end of the code) is reachable from pc if pc
+    // is one, or through its fall-through (a guarded instruction may fall
+    // through) or its branch target. Sweeps from the end until nothing
+    // changes: one sweep per loop a path must leave backwards, so a few,
+    // with no graph to build (a grid makes a run per CTA).
+    // Past 64 sweeps (code crafted to need one per instruction) it gives up
+    // and calls every pc one with a way out: the limits still end the run.
     way_out_.assign(n + 1, 0);
-    std::vector<std::uint32_t> work{std::uint32_t(n)};
     way_out_[n] = 1;
-    for (std::uint32_t pc = 0; pc < n; ++pc)
-      if (p_.code[pc].op == Opcode::Ret || p_.code[pc].op == Opcode::Trap) {
-        way_out_[pc] = 1;
-        work.push_back(pc);
+    int sweeps = 0;
+    for (bool changed = true; changed;) {
+      if (++sweeps > 64) {
+        way_out_.assign(n + 1, 1);
+        break;
       }
-    while (!work.empty()) {
-      const std::uint32_t pc = work.back();
-      work.pop_back();
-      for (std::uint32_t q : preds[pc])
-        if (!way_out_[q]) {
-          way_out_[q] = 1;
-          work.push_back(q);
+      changed = false;
+      for (std::size_t pc = n; pc-- > 0;) {
+        if (way_out_[pc]) continue;
+        const Instr& in = p_.code[pc];
+        const bool exits = in.op == Opcode::Ret || in.op == Opcode::Trap;
+        const bool falls = !((in.op == Opcode::Bra || exits) && in.guard < 0);
+        if (exits || (falls && way_out_[pc + 1]) || (in.op == Opcode::Bra && in.target <= n && way_out_[in.target])) {
+          way_out_[pc] = 1;
+          changed = true;
         }
+      }
     }
   }
   if (target <= n && !way_out_[target])

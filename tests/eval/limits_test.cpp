@@ -52,6 +52,19 @@ Launch launch(std::vector<std::uint64_t> shape, std::uint32_t threads = 32) {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// check_equivalence of a spec of tests/, ending `seconds` from now; *took:
+// how long it ran.
+Report equiv_by_deadline(const std::string& spec_file, double seconds, double* took) {
+  auto loaded = load_spec(kDir + "/" + spec_file);
+  REQUIRE(loaded.spec.has_value());
+  DecideLimits lim;
+  const auto t0 = Clock::now();
+  lim.deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  Report r = check_equivalence(*loaded.spec, lim);
+  *took = seconds_since(t0);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a loop with no way out ends the run at its first iteration") {
@@ -162,28 +175,21 @@ TEST_CASE("check and fpsan end at the deadline as unknown (exit code 3)") {
 TEST_CASE("a case split with many Z3 queries stops at the deadline") {
   // expf against __expf with a scale that is not a power of two: the
   // decider cannot read the folded constant and splits on the running max.
-  auto spec = load_spec(kDir + "/cases/rounded_scale/scale.json");
-  REQUIRE(spec.spec.has_value());
-  DecideLimits lim;
-  const auto t0 = Clock::now();
-  lim.deadline = t0 + std::chrono::seconds(1);
-  Report r = check_equivalence(*spec.spec, lim);
-  const double took = seconds_since(t0);
+  double took = 0;
+  Report r = equiv_by_deadline("cases/rounded_scale/scale.json", 1, &took);
   CHECK(r.verdict == Outcome::Unknown);
   CHECK(r.mismatch.has_value());
   CHECK(took < 4);  // max(1.1 T, T + 1 s) is measured in bench/, this bounds a hang
 }
 
 TEST_CASE("a grid that cannot finish in time stops at once, saying why") {
-  auto loaded = load_spec(kDir + "/cases/limits_huge_grid.json");
-  REQUIRE(loaded.spec.has_value());
-  DecideLimits lim;
-  const auto t0 = Clock::now();
-  lim.deadline = t0 + std::chrono::seconds(20);
-  Report r = check_equivalence(*loaded.spec, lim);
+  double took = 0;
+  Report r = equiv_by_deadline("cases/limits_huge_grid.json", 20, &took);
   CHECK(r.verdict == Outcome::Unknown);
   CHECK(r.text().find("would take about") != std::string::npos);
-  CHECK(seconds_since(t0) < 10);
+  CHECK(took < 10);
+  auto loaded = load_spec(kDir + "/cases/limits_huge_grid.json");
+  REQUIRE(loaded.spec.has_value());
   // check() too, and at a deadline already passed.
   RunLimits run;
   run.deadline = Clock::now();
@@ -215,12 +221,8 @@ TEST_CASE("an attention pair whose case split cannot run stops at the deadline")
   // The split would need 512^k cases and a difference of millions of
   // terms: it is refused before anything is given to Z3 (once this built
   // gigabytes of Z3 terms and ran for minutes past the deadline).
-  auto spec = load_spec(kDir + "/cases/rounded_scale/attn.json");
-  REQUIRE(spec.spec.has_value());
-  DecideLimits lim;
-  const auto t0 = Clock::now();
-  lim.deadline = t0 + std::chrono::seconds(2);
-  Report r = check_equivalence(*spec.spec, lim);
+  double took = 0;
+  Report r = equiv_by_deadline("cases/rounded_scale/attn.json", 2, &took);
   CHECK(r.verdict == Outcome::Unknown);
-  CHECK(seconds_since(t0) < 6);
+  CHECK(took < 6);
 }
