@@ -64,6 +64,9 @@ struct DecideLimits {
   // after each CTA a kernel runs (done of total).
   std::uint64_t max_memory_bytes = 0;
   std::function<void(std::uint64_t done, std::uint64_t total)> grid_progress;
+  // check_equivalence: the kernel runs are strict (RunOptions::strict); a
+  // spec's "strict": true turns it on too.
+  bool strict = false;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -53,6 +53,10 @@ struct Spec {
   bool all_ctas = false;
   std::vector<ParamSpec> params;
   std::string expect;  // optional: the verdict the spec's author expects
+  // "strict": true (or --strict): barrier divergence and same-value writes,
+  // which sm_70+ GPUs tolerate but the CUDA guide leaves undefined, are
+  // unsafe verdicts instead of notes (RunOptions::strict).
+  bool strict = false;
   std::string path;    // the spec file, for messages
 };
 
@@ -64,11 +68,12 @@ SpecResult load_spec(const std::string& path);
 SpecResult parse_spec(const std::string& json_text, const std::string& path);
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
+// BarrierDivergence: only under Spec::strict (unsafe, exit code 2).
 // PayloadsAgree / PayloadsDiffer: the answers of check_payloads (exit codes 0
 // and 1), which are evidence about equivalence, not a decision.
 enum class Outcome {
   Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error, Trap,
-  PayloadsAgree, PayloadsDiffer
+  PayloadsAgree, PayloadsDiffer, BarrierDivergence
 };
 const char* outcome_name(Outcome o);  // "equivalent", "not_equivalent", ... as in the JSON report
 
@@ -91,6 +96,9 @@ struct ReportStats {
 struct Report {
   Outcome verdict = Outcome::Error;
   std::vector<Diagnostic> diagnostics;  // races, deadlocks, ... (with which kernel in `message`)
+  // Warnings and notes that leave the verdict alone: barrier divergence and
+  // same-value writes (not strict), constants read as exact products.
+  std::vector<Diagnostic> notes;
   std::optional<Mismatch> mismatch;     // for NotEquivalent (and Unknown: the first undecided element)
   std::string error;                    // for Error: what was wrong with the input
   ReportStats stats;
@@ -125,6 +133,8 @@ struct RunLimits {
   // "ctas": "all": called after each CTA a kernel runs (done of total), for
   // progress output on long grids.
   std::function<void(std::uint64_t done, std::uint64_t total)> grid_progress;
+  // RunOptions::strict for every run; a spec's "strict": true turns it on too.
+  bool strict = false;
 };
 
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or

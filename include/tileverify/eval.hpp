@@ -65,7 +65,15 @@ struct Launch {
 // gives the assert's condition, file, line and function when the PTX has them.
 // Limit: the run stopped at a limit of RunOptions (time, steps, memory)
 // before it finished; nothing is known about the rest of it.
-enum class DiagKind { Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit };
+// BarrierDivergence: a CTA barrier that some threads of its set never reach
+// because they exited (undefined in the CUDA guide, tolerated by sm_70+
+// hardware). SameValueWrite: unordered writes of the same value to one
+// element. Both are notes (RunResult::notes) unless RunOptions::strict, where
+// a barrier divergence is an error and a same-value write a Race.
+enum class DiagKind {
+  Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
+  BarrierDivergence, SameValueWrite
+};
 const char* diag_kind_name(DiagKind k);
 
 struct AccessInfo {
@@ -108,6 +116,10 @@ struct RunOptions {
   // parallel, which would not pay off for a short run.
   std::uint64_t long_run_steps = 0;
   std::function<void()> on_long_run;
+  // What the CUDA guide leaves undefined but sm_70+ hardware tolerates is an
+  // error, as in GPUVerify: barrier divergence stops the run, unordered
+  // writes of the same value are races. Off: both are notes.
+  bool strict = false;
 };
 
 struct RunStats {
@@ -130,6 +142,9 @@ struct RunResult {
   using Value = typename Domain::Value;
   bool ok() const { return diagnostics.empty(); }
   std::vector<Diagnostic> diagnostics;  // empty: the run completed cleanly
+  // Findings that leave the verdict alone (BarrierDivergence, SameValueWrite
+  // when not strict), at most a few of each kind.
+  std::vector<Diagnostic> notes;
   // Final contents of every Out/InOut tensor, by tensor name; an element
   // never written holds nullopt.
   std::map<std::string, std::vector<std::optional<Value>>> outputs;

@@ -415,6 +415,10 @@ struct RegisterDecl {
 
 struct Program {
   std::string name;
+  // The compute capability the code is for (PTX .target sm_86 -> 86), or 0
+  // when unknown; it selects rules that changed between architectures
+  // (warp syncs at different instructions synchronize from sm_70 on).
+  unsigned sm = 0;
   std::vector<ParamDecl> params;
   std::vector<BufferDecl> buffers;  // declared by the program; tensors come from the launch
   std::vector<RegisterDecl> registers;

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
   auto into = [](std::optional<std::string>& to) { return [&to](const std::string& v) { to = v; }; };
   bool as_json = false;
   bool quiet = false;
+  bool strict = false;
   const std::string timeout_help =
       "seconds for the whole check (reading, running, deciding); past it the check ends as unknown (exit 3). "
       "Default 300; 0: no limit; at most 1000000";
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
     sub->add_option("spec", spec_path, "the spec file (JSON)")->required()->type_name("SPEC.json");
     sub->add_flag("--json", as_json, "print a machine-readable report");
     sub->add_flag("--quiet", quiet, "no progress lines on stderr");
+    sub->add_flag("--strict", strict,
+                  "report what sm_70+ GPUs tolerate but the CUDA guide leaves undefined as unsafe (exit 2): barrier "
+                  "divergence and unordered writes of the same value (default: notes in the report)");
     sub->add_option_function<std::string>("--cta", into(cta), "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
         ->type_name("x,y,z");
     sub->add_option_function<std::string>("--timeout", into(timeout_text), timeout_help)->type_name("SECONDS");
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
     } else {
       tileverify::Spec spec = *loaded.spec;
       if (cta) spec.cta = cta_dims;
+      spec.strict = spec.strict || strict;
       std::string outside = cta ? cta_problem(spec, spec_path) : "";
       if (!outside.empty()) {
         report = error_report(outside);

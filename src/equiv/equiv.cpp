@@ -84,6 +84,7 @@ RunOptions run_options(const RunLimits& l) {
   o.deadline = l.deadline;
   o.max_memory_bytes = l.max_memory_bytes ? l.max_memory_bytes : default_memory_budget();
   o.max_steps = l.max_steps;
+  o.strict = l.strict;
   return o;
 }
 RunLimits run_limits(const DecideLimits& d) {
@@ -91,6 +92,7 @@ RunLimits run_limits(const DecideLimits& d) {
   l.deadline = d.deadline;
   l.max_memory_bytes = d.max_memory_bytes;
   l.grid_progress = d.grid_progress;
+  l.strict = d.strict;
   return l;
 }
 bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline) {
@@ -138,6 +140,8 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::BadLaunch: return Outcome::Error;
     case DiagKind::Trap: return Outcome::Trap;
     case DiagKind::Limit: return Outcome::Unknown;
+    case DiagKind::BarrierDivergence: return Outcome::BarrierDivergence;
+    case DiagKind::SameValueWrite: return Outcome::Race;
   }
   return Outcome::Error;
 }
@@ -151,6 +155,7 @@ int severity(Outcome o) {
     case Outcome::Deadlock: return 5;
     case Outcome::OutOfBounds:
     case Outcome::Uninitialized:
+    case Outcome::BarrierDivergence:
     case Outcome::Trap: return 4;
     case Outcome::Error: return 3;
     case Outcome::Unsupported: return 2;
@@ -170,6 +175,18 @@ void take_diagnostics(Report& r, const std::vector<Diagnostic>& ds, const std::s
   for (const Diagnostic& d : ds)
     if (severity(outcome_of(d.kind)) >= severity(o)) o = outcome_of(d.kind);
   if (r.verdict == Outcome::Ok || r.verdict == Outcome::Equivalent || severity(o) > severity(r.verdict)) r.verdict = o;
+}
+
+// Notes of a run (barrier divergence and same-value writes when not strict):
+// a grid repeats them in every CTA, so a few of each kind are kept.
+void take_notes(Report& r, const std::vector<Diagnostic>& ns, const std::string& which) {
+  for (Diagnostic d : ns) {
+    std::size_t same = 0;
+    for (const Diagnostic& e : r.notes) same += e.kind == d.kind;
+    if (same >= 4) continue;
+    d.message = which + ": " + d.message;
+    r.notes.push_back(std::move(d));
+  }
 }
 
 std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300); }
@@ -211,6 +228,7 @@ std::string cta_name(const Dim3& d) {
 struct GridRun {
   Outputs outputs;
   std::vector<Diagnostic> diagnostics;
+  std::vector<Diagnostic> notes;  // a few, from the first CTAs that had any
   RunStats stats;
 };
 
@@ -277,6 +295,11 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
         g.stats.thread_instructions += run.stats.thread_instructions;
         g.stats.block_syncs += run.stats.block_syncs;
         g.stats.warp_syncs += run.stats.warp_syncs;
+        for (Diagnostic d : run.notes)
+          if (g.notes.size() < 8) {
+            d.message = cta_name(l.cta) + ": " + d.message;
+            g.notes.push_back(std::move(d));
+          }
         if (!run.diagnostics.empty()) {
           for (Diagnostic d : run.diagnostics) {
             d.message = cta_name(l.cta) + ": " + d.message;
@@ -365,6 +388,7 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = runs.back().stats;
     take_diagnostics(r, runs.back().diagnostics, kernels[i].second);
+    take_notes(r, runs.back().notes, kernels[i].second);
     if (!r.diagnostics.empty()) return r;
   }
   if (!limits) return r;
@@ -378,7 +402,9 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
 
 }  // namespace
 
-Report check(const Spec& spec, const RunLimits& limits) {
+Report check(const Spec& spec, const RunLimits& given) {
+  RunLimits limits = given;
+  limits.strict = limits.strict || spec.strict;
   return guarded(spec, [&] { return spec.all_ctas ? grid_check(spec, limits, nullptr) : check_one(spec, limits); });
 }
 
@@ -407,6 +433,7 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = run.stats;
     take_diagnostics(r, run.diagnostics, kernels[i].second);
+    take_notes(r, run.notes, kernels[i].second);
   }
   return r;
 }
@@ -498,7 +525,9 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   r.stats.ref = a.stats;
   r.stats.opt = b.stats;
   take_diagnostics(r, a.diagnostics, ref_name);
+  take_notes(r, a.notes, ref_name);
   take_diagnostics(r, b.diagnostics, opt_name);
+  take_notes(r, b.notes, opt_name);
   if (!r.diagnostics.empty()) return r;
   if (past(limits.deadline)) {
     time_ran_out(r, "after running both kernels, before deciding the outputs");
@@ -578,7 +607,9 @@ Report check_equivalence(const Program& ref, const Launch& lr, const Program& op
   return guarded(Spec{}, [&] { return compare(ref, lr, opt, lo, limits, ref.name, opt.name); });
 }
 
-Report check_equivalence(const Spec& spec, const DecideLimits& limits) {
+Report check_equivalence(const Spec& spec, const DecideLimits& given) {
+  DecideLimits limits = given;
+  limits.strict = limits.strict || spec.strict;
   return guarded(spec, [&] {
     if (spec.all_ctas && (!spec.ref || !spec.opt)) return equivalence_one(spec, limits);  // its error
     return spec.all_ctas ? grid_check(spec, run_limits(limits), &limits) : equivalence_one(spec, limits);
@@ -675,7 +706,9 @@ Report payloads(const Spec& spec, const PayloadOptions& options) {
       r.stats.opt = y.stats;
     }
     take_diagnostics(r, x.diagnostics, pair->ref_name);
+    take_notes(r, x.notes, pair->ref_name);
     take_diagnostics(r, y.diagnostics, pair->opt_name);
+    take_notes(r, y.notes, pair->opt_name);
     if (!r.diagnostics.empty()) break;
     r.stats.outputs_compared = 0;
     for (const auto& [name, xs] : x.outputs) {
@@ -713,7 +746,9 @@ Report payloads(const Spec& spec, const PayloadOptions& options) {
 
 }  // namespace
 
-Report check_payloads(const Spec& spec, const PayloadOptions& options) {
+Report check_payloads(const Spec& spec, const PayloadOptions& given) {
+  PayloadOptions options = given;
+  options.limits.strict = options.limits.strict || spec.strict;
   return guarded(spec, [&] { return payloads(spec, options); });
 }
 

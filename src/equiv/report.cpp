@@ -22,6 +22,7 @@ const char* outcome_name(Outcome o) {
     case Outcome::Trap: return "trap";
     case Outcome::PayloadsAgree: return "payloads_agree";
     case Outcome::PayloadsDiffer: return "payloads_differ";
+    case Outcome::BarrierDivergence: return "barrier_divergence";
   }
   return "error";
 }
@@ -38,6 +39,7 @@ int Report::exit_code() const {
     case Outcome::Deadlock:
     case Outcome::OutOfBounds:
     case Outcome::Uninitialized:
+    case Outcome::BarrierDivergence:
     case Outcome::Trap: return 2;
     case Outcome::Unsupported:
     case Outcome::Unknown: return 3;
@@ -96,6 +98,8 @@ std::string Report::text() const {
     default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
   }
   for (const Diagnostic& d : diagnostics) os << d.text();
+  // Findings that leave the verdict alone come after the evidence for it.
+  for (const Diagnostic& d : notes) os << (d.kind == DiagKind::BarrierDivergence ? "warning: " : "note: ") << d.text();
   if (mismatch) {
     os << (verdict == Outcome::Unknown ? "  first undecided output: " : "  first differing output: ") << mismatch->output << "[" << mismatch->element << "]";
     if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)
@@ -122,8 +126,7 @@ std::string Report::text() const {
 std::string Report::json() const {
   nlohmann::json j;
   j["verdict"] = outcome_name(verdict);
-  j["diagnostics"] = nlohmann::json::array();
-  for (const Diagnostic& d : diagnostics) {
+  auto diagnostic = [](const Diagnostic& d) {
     nlohmann::json x;
     x["kind"] = diag_kind_name(d.kind);
     x["message"] = d.message;
@@ -143,8 +146,12 @@ std::string Report::json() const {
       if (!a.loc.source.empty()) ax["source"] = a.loc.source.str();
       x["accesses"].push_back(ax);
     }
-    j["diagnostics"].push_back(x);
-  }
+    return x;
+  };
+  j["diagnostics"] = nlohmann::json::array();
+  for (const Diagnostic& d : diagnostics) j["diagnostics"].push_back(diagnostic(d));
+  j["notes"] = nlohmann::json::array();
+  for (const Diagnostic& d : notes) j["notes"].push_back(diagnostic(d));
   if (!error.empty()) j["error"] = error;
   if (mismatch) {
     nlohmann::json m;

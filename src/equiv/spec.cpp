@@ -754,7 +754,7 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("is empty (a spec is a JSON object)");
   json j = parse_json(text);
   if (!j.is_object()) fail("the spec is " + shown(j) + ", " + what_kind(j) + ": it must be a JSON object, {...}");
-  only_keys(j, "the spec", {"kernel", "ref", "opt", "grid", "cta", "ctas", "params", "expect", "description"});
+  only_keys(j, "the spec", {"kernel", "ref", "opt", "grid", "cta", "ctas", "params", "expect", "description", "strict"});
   Spec s;
   s.path = path;
   fs::path base = fs::path(path).parent_path();
@@ -802,12 +802,17 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
     bool known = false;
     for (Outcome o : {Outcome::Equivalent, Outcome::NotEquivalent, Outcome::Race, Outcome::Deadlock, Outcome::OutOfBounds,
                       Outcome::Uninitialized, Outcome::Unsupported, Outcome::Unknown, Outcome::Ok, Outcome::Error,
-                      Outcome::Trap, Outcome::PayloadsAgree, Outcome::PayloadsDiffer}) {
+                      Outcome::Trap, Outcome::PayloadsAgree, Outcome::PayloadsDiffer, Outcome::BarrierDivergence}) {
       list += std::string(list.empty() ? "" : ", ") + outcome_name(o);
       known = known || (j["expect"].is_string() && j["expect"].get<std::string>() == outcome_name(o));
     }
     if (!known) fail("\"expect\" is " + shown(j["expect"]) + ": it must be a verdict, one of " + list);
     s.expect = j["expect"].get<std::string>();
+  }
+  if (j.contains("strict")) {
+    if (!j["strict"].is_boolean())
+      fail("\"strict\" is " + shown(j["strict"]) + ": it must be true or false");
+    s.strict = j["strict"].get<bool>();
   }
   if (j.contains("description")) text_of(j["description"], "description", "what the spec checks", true);
   return s;

@@ -19,6 +19,8 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::BadLaunch: return "bad_launch";
     case DiagKind::Trap: return "trap";
     case DiagKind::Limit: return "limit";
+    case DiagKind::BarrierDivergence: return "barrier_divergence";
+    case DiagKind::SameValueWrite: return "same_value_write";
   }
   return "?";
 }
