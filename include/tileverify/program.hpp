@@ -229,6 +229,12 @@ enum class Opcode : std::uint8_t {
   // redux.sync.{op} d, a, membermask: every member gets the op (an AtomOp in
   // mode: add, min, max, and, or, xor) over all members' a.
   Redux,
+  // membar / fence (every form, fence.proxy.* included): no operands, and
+  // nothing to do. A fence orders memory only together with synchronizing
+  // (release/acquire) accesses, which the structured-CTA class has none of,
+  // so it adds no happens-before edge (docs/evaluator.md, "Fences"). Kept
+  // so that listings and reports show it.
+  Fence,
 };
 const char* opcode_name(Opcode op);
 

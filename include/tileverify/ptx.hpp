@@ -119,6 +119,9 @@ struct VarDecl {
   bool has_init = false;
   std::vector<std::uint8_t> init;
   std::string init_error;
+  // With init_error: the first name the initializer holds ({f, g}: the
+  // addresses of functions f and g, a table of function pointers), if any.
+  std::string init_name;
 };
 
 struct Param {
@@ -151,6 +154,12 @@ struct Module {
   int address_size = 64;
   std::vector<VarDecl> globals;  // module-level .shared/.global/.const
   std::vector<Kernel> kernels;
+  // Functions declared without a body (`.extern .func (...) vprintf(...);`,
+  // or the prototype nvcc writes before a body given later), by name: where
+  // each was first declared. A call to one whose body never comes (the CUDA
+  // runtime's printf, the device runtime's launches) is unsupported, and the
+  // message names the function.
+  std::map<std::string, SourceLoc, std::less<>> declared_functions;
   std::map<int, std::string> files;  // `.file N "path"` debug directives
   const Kernel* find(std::string_view name) const;
 };

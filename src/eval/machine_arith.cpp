@@ -135,6 +135,11 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
       }
       break;
     }
+    case Opcode::Fence:
+      // No happens-before edge and nothing else to do: within a thread,
+      // program order already holds, and between threads a fence orders
+      // only together with synchronizing accesses (docs/evaluator.md, "Fences").
+      return;
     default:
       out = fl ? float_op(t, in) : int_op(t, in);
   }

@@ -51,7 +51,7 @@ const char* opcode_name(Opcode op) {
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
-                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync"};
+                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync", "fence"};
   return names[std::size_t(op)];
 }
 
@@ -134,7 +134,8 @@ std::string Program::instr_text(std::uint32_t pc) const {
   if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);
   if (in.op == Opcode::Setp) os << "." << cmp_symbol(in.cmp);
   if (in.op != Opcode::Bra && in.op != Opcode::Ret && in.op != Opcode::Bar && in.op != Opcode::WarpSync &&
-      in.op != Opcode::CpAsync && in.op != Opcode::CpAsyncCommit && in.op != Opcode::CpAsyncWait)
+      in.op != Opcode::CpAsync && in.op != Opcode::CpAsyncCommit && in.op != Opcode::CpAsyncWait &&
+      in.op != Opcode::Fence)
     os << "." << dtype_name(in.type);
   bool first = true;
   for (std::uint32_t d : in.dst) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <new>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 // Lowering runs once per kernel of every check, so the per-instruction path
 // allocates only what the Program keeps: opcode parts are views into the
@@ -169,6 +171,70 @@ template <class T>
 void reserve_more(std::vector<T>& v, std::size_t extra) {
   if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
 }
+
+// membar and fence: every form the PTX ISA documents (9.0, "Parallel
+// Synchronization and Communication Instructions: membar/fence"), as the
+// qualifiers after the opcode word. ptxas (CUDA 13.0) accepts each of them for
+// sm_90a but membar.proxy with an .async kind, which the ISA lists all the
+// same (so it is read here too). Only the tensormap acquire takes operands:
+// [addr], 128.
+//   membar.level;  membar.proxy.proxykind;
+//   fence{.sem}.scope;  fence.acquire.sync_restrict::shared::cluster.cluster;
+//   fence.release.sync_restrict::shared::cta.cluster;  fence.mbarrier_init.release.cluster;
+//   fence.proxy.proxykind;  fence.proxy.tensormap::generic.{release,acquire}.scope;
+//   fence.proxy.async::generic.{acquire,release}.sync_restrict::shared::{cluster,cta}.cluster
+// .level = {.cta, .gl, .sys}, .sem = {.sc, .acq_rel, .acquire, .release},
+// .scope = {.cta, .cluster, .gpu, .sys}, .proxykind = {.alias, .async,
+// .async.global, .async.shared::cta, .async.shared::cluster}.
+constexpr std::string_view kMembarForms[] = {
+    "cta", "gl", "sys", "proxy.alias", "proxy.async", "proxy.async.global", "proxy.async.shared::cta",
+    "proxy.async.shared::cluster"};
+constexpr std::string_view kFenceForms[] = {
+    "cta", "cluster", "gpu", "sys",
+    "sc.cta", "sc.cluster", "sc.gpu", "sc.sys",
+    "acq_rel.cta", "acq_rel.cluster", "acq_rel.gpu", "acq_rel.sys",
+    "acquire.cta", "acquire.cluster", "acquire.gpu", "acquire.sys",
+    "release.cta", "release.cluster", "release.gpu", "release.sys",
+    "acquire.sync_restrict::shared::cluster.cluster", "release.sync_restrict::shared::cta.cluster",
+    "mbarrier_init.release.cluster",
+    "proxy.alias", "proxy.async", "proxy.async.global", "proxy.async.shared::cta", "proxy.async.shared::cluster",
+    "proxy.tensormap::generic.release.cta", "proxy.tensormap::generic.release.cluster",
+    "proxy.tensormap::generic.release.gpu", "proxy.tensormap::generic.release.sys",
+    "proxy.tensormap::generic.acquire.cta", "proxy.tensormap::generic.acquire.cluster",
+    "proxy.tensormap::generic.acquire.gpu", "proxy.tensormap::generic.acquire.sys",
+    "proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster",
+    "proxy.async::generic.release.sync_restrict::shared::cta.cluster"};
+
+// Functions of the CUDA runtime and device runtime that nvcc's PTX calls
+// without defining them: what each is, and why a kernel that calls it is
+// outside what tileverify verifies. `prefix`: every name that starts so.
+struct ExternalFunction {
+  std::string_view name;
+  bool prefix;
+  const char* what;
+  const char* why;
+};
+constexpr const char* kDeviceLaunch =
+    "a launch from device code starts another grid, and tileverify verifies the CTAs of one launch";
+constexpr ExternalFunction kExternalFunctions[] = {
+    {"vprintf", false, "the CUDA runtime's device-side printf (printf in a kernel)",
+     "its output goes to the host, not into the kernel's tensors"},
+    {"malloc", false, "the CUDA runtime's device-side malloc", "the device heap's memory is not a buffer the spec describes"},
+    {"free", false, "the CUDA runtime's device-side free", "the device heap's memory is not a buffer the spec describes"},
+    // nvcc 12/13 (CDP2): __cudaCDP2GetParameterBufferV2, __cudaCDP2LaunchDeviceV2, ...
+    {"__cudaCDP", true, "the CUDA device runtime (dynamic parallelism: kernel<<<...>>> in device code)", kDeviceLaunch},
+    {"cudaGetParameterBuffer", true, "the CUDA device runtime (dynamic parallelism: kernel<<<...>>> in device code)",
+     kDeviceLaunch},
+    {"cudaLaunchDevice", true, "the CUDA device runtime (dynamic parallelism: kernel<<<...>>> in device code)",
+     kDeviceLaunch},
+    {"cudaDeviceSynchronize", false, "the CUDA device runtime's wait for the grids a kernel launched (dynamic parallelism)",
+     kDeviceLaunch},
+    // Cooperative groups' grid and multi-grid sync went through these before
+    // CUDA 11; nvcc 13 inlines it (see the %envreg message).
+    {"cudaCG", true, "the CUDA device runtime's cooperative groups (grid-wide synchronization)",
+     "a grid-wide sync orders the CTAs of a launch against each other, and the structured-CTA class has CTAs "
+     "that synchronize only within themselves"},
+};
 
 // The registers, variables, .param slots and labels of one function body
 // being lowered: the kernel itself, or one inlined instance of a .func (each
@@ -346,7 +412,14 @@ class Lowering {
       add_var(nullptr, v);
       return vars_.at(v.name);
     }
-    if (!v.init_error.empty()) fail(use, v.init_error);
+    if (!v.init_error.empty()) {
+      const bool holds_function = !v.init_name.empty() && (function(v.init_name) ||
+                                                           m_.declared_functions.count(v.init_name));
+      if (holds_function)
+        fail(use, "'" + v.name + "' (at " + v.loc.text() + ") holds the address of the function '" + v.init_name +
+                      "' (a table of function pointers): " + kNoFunctionPointers);
+      fail(use, v.init_error);
+    }
     if (v.unsized) fail(use, "'" + v.name + "' is an external array of unknown size");
     BufferDecl b = buffer_of(v, "");
     const std::uint64_t bytes = bytes_of(v, b.dtype);
@@ -498,7 +571,7 @@ class Lowering {
         tileverify::Operand mem;
         if (named_memory(o, 0, &mem)) return mem;
         if (o.name[0] == '!') fail(o.loc, "negated predicate operands are not supported");
-        bad_input(o.loc, "'" + str(o.name) + "' is not a declared register, variable or parameter");
+        unresolved_name(o, "is not a declared register, variable or parameter");
       }
       case ptx::Operand::Kind::Int: return tileverify::Operand::integer(o.value);
       case ptx::Operand::Kind::F32Bits: {
@@ -526,8 +599,52 @@ class Lowering {
     if (const std::uint32_t* r = find_reg(o.name)) return tileverify::Operand::reg(*r, o.value);
     tileverify::Operand mem;
     if (named_memory(o, o.value, &mem)) return mem;
-    bad_input(o.loc, "'" + str(o.name) + "' in an address is not a declared register, variable or parameter");
+    unresolved_name(o, "in an address is not a declared register, variable or parameter");
   }
+
+  // A name that is no register, variable or parameter of the body. Some are
+  // valid PTX outside the structured-CTA class: an environment register, the
+  // address of a function or kernel (unsupported, saying so); anything else
+  // is bad input: "'x' " + what.
+  [[noreturn, gnu::noinline, gnu::cold]] void unresolved_name(const ptx::Operand& o, const char* what) {
+    const std::string name = str(o.name);
+    if (is_envreg(o.name))
+      fail(o.loc, "'" + name + "' is an environment register (%envreg0..%envreg31, set by the driver; PTX ISA, " +
+                      "Special Registers): cooperative groups' this_grid() reads %envreg1 and %envreg2 to find its " +
+                      "grid barrier, and grid.sync() makes the CTAs of a launch wait for each other through a " +
+                      "counter in global memory, outside the structured-CTA class, whose CTAs synchronize only " +
+                      "within themselves");
+    if (const Kernel* fn = function(o.name))
+      fail(o.loc, address_taken(name, fn->is_entry, (fn->is_entry ? "the .entry at " : "the .func at ") + fn->loc.text()));
+    if (auto it = m_.declared_functions.find(o.name); it != m_.declared_functions.end())
+      fail(o.loc, address_taken(name, false, "declared at " + it->second.text()));
+    bad_input(o.loc, "'" + name + "' " + what);
+  }
+
+  // %envreg0 .. %envreg31.
+  static bool is_envreg(std::string_view n) {
+    constexpr std::string_view stem = "%envreg";
+    if (n.size() <= stem.size() || n.size() > stem.size() + 2 || n.substr(0, stem.size()) != stem) return false;
+    int v = 0;
+    for (char c : n.substr(stem.size())) {
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    return v < 32 && !(n.size() == stem.size() + 2 && n[stem.size()] == '0');  // %envreg07 is no register
+  }
+
+  // The message for the address of a function (a function pointer) or of a
+  // kernel (what nvcc passes to a device-side launch) used as a value.
+  static std::string address_taken(const std::string& name, bool kernel, const std::string& where) {
+    if (kernel)
+      return "the address of the kernel '" + name + "' (" + where + ") is taken: nvcc does this to launch it from " +
+             "device code (dynamic parallelism, kernel<<<...>>> in a kernel), which is outside the structured-CTA " +
+             "class: " + kDeviceLaunch;
+    return "the address of the function '" + name + "' (" + where + ") is taken: " + kNoFunctionPointers;
+  }
+  static constexpr const char* kNoFunctionPointers =
+      "function pointers and calls through them are outside the structured-CTA class, in which every call names "
+      "its callee (tileverify inlines each call, so the code a thread runs cannot depend on a value)";
 
   // d = the destination registers of o, written into d itself: a returned
   // SmallVector was built and then copied over.
@@ -642,7 +759,7 @@ class Lowering {
   // The first part of an opcode, as lower() dispatches on it.
   enum class Base : std::uint8_t {
     Other, Mov, Cvta, Unary, Binary, Mul, Mad, Bfi, Bfe, Fma, Selp, Setp, Cvt, Ld, St, Bra, Ret, Exit, Trap, Call,
-    Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix,
+    Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix, Fence,
   };
   struct BaseInfo {
     Base base = Base::Other;
@@ -705,6 +822,10 @@ class Lowering {
       case 5:
         if (is_word(w, "rsqrt")) return {B::Unary, Opcode::Rsqrt};
         if (is_word(w, "redux")) return {B::Redux};
+        if (is_word(w, "fence")) return {B::Fence};
+        break;
+      case 6:
+        if (is_word(w, "membar")) return {B::Fence};
         break;
       case 7:
         if (is_word(w, "barrier")) return {B::Barrier};
@@ -1051,6 +1172,7 @@ class Lowering {
         set_dsts(in.dst, ops[0]);
         in.src = {address(ops[1])};
         break;
+      case Base::Fence: fence(pin, in, parts); break;
       case Base::Other: fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }
   }
@@ -1142,13 +1264,16 @@ class Lowering {
     const ptx::Operand& fname = ops[i++];
     if (i < ops.size() && ops[i].kind == ptx::Operand::Kind::Vector) args = &ops[i++];
     DType reg_type;
-    if (i < ops.size() || f_->regs.find(fname.name) || f_->declared.find(fname.name, &reg_type))
-      fail(pin.loc, "indirect calls (through a register or a prototype) are not supported: '" + str(pin.opcode) + "'");
+    if (i < ops.size() || f_->regs.find(fname.name) || f_->declared.find(fname.name, &reg_type) ||
+        params_.count(fname.name))
+      fail(pin.loc, "an indirect call (through '" + str(fname.name) + "'" +
+                          (i < ops.size() && ops.back().kind == ptx::Operand::Kind::Name
+                               ? " with the prototype '" + str(ops.back().name) + "'"
+                               : std::string()) +
+                          "): " + kNoFunctionPointers);
     const Kernel* callee = function(fname.name);
     if (!callee && (fname.name == "__assertfail" || fname.name == "__assert_fail")) return assert_call(in, args);
-    if (!callee)
-      fail(fname.loc, "call to '" + str(fname.name) +
-                          "', whose body is not in this file (external functions such as printf are not supported)");
+    if (!callee) external_call(fname);
     if (callee->is_entry) bad_input(fname.loc, "call to '" + str(fname.name) + "', which is a kernel (.entry), not a .func");
     if (std::find(call_stack_.begin(), call_stack_.end(), fname.name) != call_stack_.end() || fname.name == k_.name)
       fail(pin.loc, "recursive call to '" + str(fname.name) + "': calls are inlined, and recursion cannot be");
@@ -1242,6 +1367,22 @@ class Lowering {
     return it == functions_.end() ? nullptr : it->second;
   }
 
+  // A call to a function the file does not define: one it declares is valid
+  // PTX (linked later, or the CUDA runtime's) that tileverify cannot inline;
+  // one it does not even declare is bad input.
+  [[noreturn]] void external_call(const ptx::Operand& fname) {
+    const std::string name = str(fname.name);
+    auto decl = m_.declared_functions.find(fname.name);
+    if (decl == m_.declared_functions.end())
+      bad_input(fname.loc, "call to '" + name + "', which this file neither defines nor declares");
+    const std::string head = "call to '" + name + "', whose body is not in this file (declared at " + decl->second.text() + ")";
+    for (const ExternalFunction& e : kExternalFunctions)
+      if (e.prefix ? starts_with(fname.name, e.name) : fname.name == e.name)
+        fail(fname.loc, head + ": it is " + e.what + ", outside the structured-CTA class: " + e.why);
+    fail(fname.loc, head + ": tileverify inlines every call, so it verifies only calls to functions the file "
+                           "defines (put the callee's source in the same .cu file)");
+  }
+
   // A failed assert(): nvcc branches around a call to the CUDA runtime's
   // __assertfail(message, file, line, function, char size) (with -G, through
   // a __assert_fail wrapper defined in the file). The call becomes a Trap that
@@ -1333,6 +1474,73 @@ class Lowering {
     } else {
       fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }
+  }
+
+  // ---------------------------------------------------------------- fences
+  // membar / fence in any documented form (kMembarForms, kFenceForms) is a
+  // Fence: no operation. In the PTX memory model a fence orders accesses of
+  // other threads only together with synchronizing accesses (the ISA's
+  // membar/fence: "Instances of fence.acq_rel synchronize when combined with
+  // additional memory operations as described in acquire and release
+  // patterns in the Memory Consistency Model"), and the structured-CTA class
+  // has none: a thread that spins on a flag branches on another thread's
+  // data. So a fence adds no happens-before edge (a race across one stays a
+  // race), and in its own thread program order holds already. The proxy
+  // fences order the generic proxy against the async (TMA, bulk copies),
+  // tensormap and alias proxies; tileverify models only the generic one.
+  // Qualifiers outside the documented forms are bad input, at the first one
+  // no form continues with.
+  void fence(const Instruction& pin, Instr& in, const OpParts& parts) {
+    const bool membar = is_word(parts[0], "membar");
+    const std::string_view* forms = membar ? std::begin(kMembarForms) : std::begin(kFenceForms);
+    const std::size_t nforms = membar ? std::size(kMembarForms) : std::size(kFenceForms);
+    const std::size_t nq = parts.size() - 1;  // the qualifiers: parts[1..]
+    auto shared_prefix = [&](const OpParts& form) {
+      std::size_t k = 0;
+      while (k < nq && k < form.size() && form[k] == parts[k + 1]) ++k;
+      return k;
+    };
+    std::size_t best = 0;  // the most qualifiers, from the first, that some form has
+    for (std::size_t f = 0; f < nforms; ++f) {
+      const OpParts form(forms[f]);
+      const std::size_t k = shared_prefix(form);
+      if (k == nq && form.size() == nq) {
+        in.op = Opcode::Fence;
+        if (starts_with(forms[f], "proxy.tensormap::generic.acquire")) {
+          // [addr], 128: the tensor map's address and size. The fence reads
+          // no memory, but the address must still name something.
+          need(pin, 2);
+          address(pin.operands[0]);
+          if (pin.operands[1].kind != ptx::Operand::Kind::Int || pin.operands[1].value != 128)
+            bad_input(pin.operands[1].loc, "the size operand of '" + str(pin.opcode) + "' must be 128 (the bytes of a tensor map)");
+        } else {
+          need(pin, 0);
+        }
+        return;
+      }
+      best = std::max(best, k);
+    }
+    // What the forms that share the first `best` qualifiers have next.
+    std::vector<std::string_view> next;
+    for (std::size_t f = 0; f < nforms; ++f) {
+      const OpParts form(forms[f]);
+      if (form.size() > best && shared_prefix(form) == best &&
+          std::find(next.begin(), next.end(), form[best]) == next.end())
+        next.push_back(form[best]);
+    }
+    std::string options;
+    for (std::size_t i = 0; i < next.size(); ++i)
+      options += (i == 0 ? "." : i + 1 == next.size() ? " or ." : ", .") + str(next[i]);
+    const std::string so_far(parts[0].data(), std::size_t(parts[best].data() + parts[best].size() - parts[0].data()));
+    const char* source = " (PTX ISA, membar/fence)";
+    if (best == nq)
+      bad_input(pin.loc, "'" + str(pin.opcode) + "' is incomplete: after '" + so_far + "' comes " + options + source);
+    // The column of the unknown qualifier's dot: the opcode starts at pin.loc.
+    SourceLoc at = pin.loc;
+    at.column += std::uint32_t(parts[best + 1].data() - parts[0].data() - 1);
+    bad_input(at, "unknown qualifier '." + str(parts[best + 1]) + "' in '" + str(pin.opcode) + "': " +
+                      (next.empty() ? "nothing comes after '" + so_far + "'" : "after '" + so_far + "' comes " + options) +
+                      source);
   }
 
   // ---------------------------------------------------------------- wmma

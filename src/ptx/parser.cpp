@@ -527,14 +527,20 @@ class Parser {
     }
   }
 
-  void skip_initializer() {
+  // Skips an initializer up to its ';'; returns the first name in it other
+  // than the generic() operator (a variable's or a function's address), or
+  // an empty view.
+  std::string_view skip_initializer() {
+    std::string_view first_name;
     int depth = 0;
     while (!at_end()) {
       if (is('{')) ++depth;
       if (is('}')) --depth;
-      if (depth == 0 && is(';')) return;
-      next();
+      if (depth == 0 && is(';')) break;
+      const Token& t = next();
+      if (first_name.empty() && t.kind == Token::Kind::Ident && t.text() != "generic") first_name = t.text();
     }
+    return first_name;
   }
 
   static std::size_t type_bytes(std::string_view type) {
@@ -618,7 +624,7 @@ class Parser {
     if (s.ok && !is(';')) s.ok = false;
     if (!s.ok) {
       p_ = start;
-      skip_initializer();
+      v.init_name = str(skip_initializer());
       v.init_error = "the initializer of '" + v.name + "' is not a list of numbers (addresses and expressions are not supported)";
       return;
     }
@@ -825,7 +831,8 @@ class Parser {
         accept(',');
       }
     }
-    if (accept(';')) {  // a declaration only
+    if (accept(';')) {  // a declaration only: kept so that a call to it can name what it is
+      m_.declared_functions.emplace(std::move(k.name), k.loc);  // emplace keeps the first
       return;
     }
     const Token& open = peek();

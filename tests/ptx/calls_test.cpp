@@ -151,7 +151,9 @@ TEST_CASE("recursion, external functions, indirect calls and wrong arity are cle
         kernel("  prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);\n  {\n  .param .b32 param0;\n"
                "  .param .b32 retval0;\n  call (retval0), %rd1, (param0), prototype_0;\n  }"),
         "k");
-    CHECK(e.message.find("indirect calls") != std::string::npos);
+    CHECK(e.message.find("an indirect call (through '%rd1' with the prototype 'prototype_0')") != std::string::npos);
+    CHECK(e.message.find("function pointers") != std::string::npos);
+    CHECK(e.unsupported);
     CHECK(e.loc.line == 20);
   }
   SUBCASE("the wrong number of arguments") {
