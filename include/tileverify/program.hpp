@@ -235,6 +235,11 @@ enum class Opcode : std::uint8_t {
   // so it adds no happens-before edge (docs/evaluator.md, "Fences"). Kept
   // so that listings and reports show it.
   Fence,
+  // An instruction tileverify does not model, kept in place of it: a thread
+  // that reaches it stops the run as DiagKind::Unsupported, with
+  // Program::unsupported[src[0].imm]. So a bug found before it is reported,
+  // and code no thread of the launch runs (a debug printf) does not matter.
+  Unsupported,
 };
 const char* opcode_name(Opcode op);
 
@@ -430,6 +435,13 @@ struct Program {
   std::vector<RegisterDecl> registers;
   std::vector<Rational> constants;  // float immediates
   std::vector<Instr> code;
+  // Opcode::Unsupported: the PTX instruction as written, and why it is
+  // outside what tileverify verifies (the instruction has the place).
+  struct UnsupportedInstr {
+    std::string text;
+    std::string why;
+  };
+  std::vector<UnsupportedInstr> unsupported;
   // A readable listing, one instruction a line, for reports and debugging.
   std::string listing() const;
   std::string instr_text(std::uint32_t pc) const;

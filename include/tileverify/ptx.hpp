@@ -184,6 +184,16 @@ struct LowerResult {
 // 64 KB: the CUDA C++ Programming Guide's technical specifications) is bad
 // input. A Program holds the registers the code uses, whatever the .reg
 // declarations promise.
+// An instruction outside what tileverify verifies does not fail the
+// lowering: it becomes an Opcode::Unsupported in place, which ends a run
+// (DiagKind::Unsupported) only when a thread reaches it, so that a bug found
+// before it is reported and code no thread runs does not matter. Only bad
+// input (Error::unsupported false) and what cannot be placed in the code
+// (declarations, limits) are errors here.
 LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t dynamic_shared_bytes = 0);
+
+// The first Opcode::Unsupported instruction of p, in code order, as the
+// error it would be when reached (for tools that want to know up front).
+std::optional<Error> first_unsupported(const Program& p);
 
 }  // namespace tileverify::ptx

@@ -140,6 +140,12 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
       // program order already holds, and between threads a fence orders
       // only together with synchronizing accesses (docs/evaluator.md, "Fences").
       return;
+    case Opcode::Unsupported: {
+      // Reached: what the run found before it stands (take_diagnostics
+      // ranks it above this), the rest of the kernel is not verified.
+      const Program::UnsupportedInstr& u = p_.unsupported.at(std::size_t(in.src.at(0).imm));
+      fail(DiagKind::Unsupported, t, u.why);
+    }
     default:
       out = fl ? float_op(t, in) : int_op(t, in);
   }

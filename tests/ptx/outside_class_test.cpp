@@ -40,6 +40,8 @@ ptx::Error error_of(const std::string& kernel) {
   INFO((parsed.error ? parsed.error->text() : std::string()));
   REQUIRE(parsed.module.has_value());
   auto lowered = ptx::lower_kernel(*parsed.module, kernel);
+  // Kept in the code as an Unsupported instruction (it stops a run that reaches it).
+  if (lowered.program && !lowered.error) lowered.error = ptx::first_unsupported(*lowered.program);
   REQUIRE(lowered.error.has_value());
   return *lowered.error;
 }

@@ -33,6 +33,9 @@ inline tileverify::ptx::Error lower_error_of(const std::string& text, const std:
   INFO((parsed.error ? parsed.error->text() : std::string()));
   REQUIRE(parsed.module.has_value());
   auto lowered = tileverify::ptx::lower_kernel(*parsed.module, kernel);
+  // An unsupported instruction is kept in the code (it stops a run that
+  // reaches it): its error is the first one.
+  if (lowered.program && !lowered.error) lowered.error = tileverify::ptx::first_unsupported(*lowered.program);
   REQUIRE(lowered.error.has_value());
   return *lowered.error;
 }

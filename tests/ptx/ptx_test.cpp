@@ -33,6 +33,9 @@ ptx::Error lower_error(const std::string& text, const std::string& kernel = "k")
   auto r = ptx::parse_ptx(text, "bad.ptx");
   REQUIRE(r.module.has_value());
   auto l = ptx::lower_kernel(*r.module, kernel);
+  // An unsupported instruction is kept in the code (it stops a run that
+  // reaches it): its error is the first one.
+  if (l.program && !l.error) l.error = ptx::first_unsupported(*l.program);
   REQUIRE(l.error.has_value());
   return *l.error;
 }
