@@ -188,10 +188,15 @@ class Machine {
   // Running the threads, syncs and the vector clocks they join, deadlocks
   // (machine_schedule.cpp).
   void schedule();
-  std::vector<std::uint32_t> sync_set(std::uint32_t t, const Instr& in);
+  std::uint32_t member_mask(std::uint32_t t, const Instr& in);
+  bool pairs_with(std::uint32_t t, std::uint32_t u) const;
   bool counted(const Instr& in) const;
   bool release_counted(std::uint32_t t);
   bool release_groups();
+  void record_sync(const Instr& in, const std::vector<std::uint32_t>& group);
+  [[noreturn]] void mismatched_masks(std::uint32_t t, std::uint32_t u, bool exited);
+  void barrier_divergence(std::uint32_t t, const std::vector<std::uint32_t>& arrived,
+                          const std::vector<std::uint32_t>& exited);
   [[noreturn]] void deadlock();
   void join_clocks(const std::vector<std::uint32_t>& group);
 
@@ -609,11 +614,24 @@ class Machine {
   std::vector<std::uint32_t> param_buf_, decl_buf_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
   std::vector<std::int32_t> free_sets_;
+  std::vector<Diagnostic> notes_;  // RunResult::notes
   RunStats stats_;
   std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted
   std::vector<std::uint8_t> way_out_;  // per pc: some path leads to an exit (made at the first backward branch)
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier
+  // Warp-sync bookkeeping (machine_schedule.cpp, sized by schedule()): the
+  // member mask each waiting thread named, and per thread and kind of
+  // masked sync (bar.warp.sync, shfl, vote, redux) its last completed one:
+  // its pc and mask, and the lanes it has synchronized with since (through
+  // any sync), which tells a lane that exited after a sync without us.
+  struct LastSync {
+    std::uint32_t pc = kNone, mask = 0, with = 0;
+  };
+  std::vector<std::uint32_t> wait_mask_;
+  std::vector<LastSync> last_sync_;          // 4 per thread
+  std::vector<std::uint32_t> exit_pc_;       // the ret each exited thread executed (kNone: the kernel's end)
+  std::vector<std::uint8_t> divergence_noted_;  // per pc: a barrier divergence note was made
   // The symbolic memo (memo_compute): the log, its cap (0: not used yet),
   // the index over it (memo_shift_: 64 - log2 of its size), each thread's
   // cursor, the misses since the cap last grew whose result this run had

@@ -3,11 +3,17 @@
 // deadlock reports, traps and values that depend on the schedule.
 #include "machine.hpp"
 
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tileverify::machine {
@@ -16,6 +22,10 @@ namespace tileverify::machine {
 
 template <class D>
 void Machine<D>::schedule() {
+  wait_mask_.assign(n_, 0);
+  last_sync_.assign(std::size_t(n_) * 4, LastSync{});
+  exit_pc_.assign(n_, kNone);
+  divergence_noted_.assign(p_.code.size(), 0);
   std::mt19937_64 rng(o_.random_schedule ? *o_.random_schedule : 0);
   for (;;) {
     if (o_.random_schedule) {
@@ -40,17 +50,97 @@ void Machine<D>::schedule() {
   }
 }
 
-// The thread set a sync instruction names, for thread t.
-template <class D>
-std::vector<std::uint32_t> Machine<D>::sync_set(std::uint32_t t, const Instr& in) {
-  std::vector<std::uint32_t> s;
-  if (in.op == Opcode::Bar) {
-    s.resize(n_);
-    for (std::uint32_t u = 0; u < n_; ++u) s[u] = u;
-    return s;
+// ------------------------------------------------------------ warp syncs
+
+namespace {
+
+// The kinds of masked warp syncs, whose pairing and mask rules are the same:
+// an index into Machine::last_sync_, or -1 for the rest (CTA barriers and
+// the .aligned collectives, which name no mask).
+int sync_kind(Opcode op) {
+  switch (op) {
+    case Opcode::WarpSync: return 0;
+    case Opcode::Shfl: return 1;
+    case Opcode::Vote: return 2;
+    case Opcode::Redux: return 3;
+    default: return -1;
   }
-  s.reserve(32);
-  std::uint32_t mask = 0xffffffffu;  // mma.sync.aligned and ldmatrix.sync.aligned: the whole warp
+}
+
+std::string hex(std::uint32_t mask) {
+  char s[16];
+  std::snprintf(s, sizeof s, "0x%08x", mask);
+  return s;
+}
+
+// "0-15", "0-7, 12, 30-31", "1, 3, ..., 63 (32 threads)": reports name
+// sets of threads, which are mostly runs or strided.
+std::string thread_list(std::vector<std::uint32_t> ts) {
+  std::sort(ts.begin(), ts.end());
+  ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+  std::ostringstream os;
+  if (ts.size() > 8) {
+    const std::uint32_t step = ts[1] - ts[0];
+    bool strided = step > 1;
+    for (std::size_t i = 2; i < ts.size() && strided; ++i) strided = ts[i] - ts[i - 1] == step;
+    if (strided) {
+      os << ts[0] << ", " << ts[1] << ", ..., " << ts.back() << " (" << ts.size() << " threads)";
+      return os.str();
+    }
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;
+  for (std::uint32_t t : ts)
+    if (!runs.empty() && runs.back().second + 1 == t)
+      runs.back().second = t;
+    else
+      runs.emplace_back(t, t);
+  auto put = [&](const std::pair<std::uint32_t, std::uint32_t>& r) {
+    os << r.first;
+    if (r.second != r.first) os << "-" << r.second;
+  };
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs.size() > 8 && i == 6) {
+      os << ", ...";
+      i = runs.size() - 1;
+    }
+    if (i) os << ", ";
+    put(runs[i]);
+  }
+  if (runs.size() > 8) os << " (" << ts.size() << " threads)";
+  return os.str();
+}
+
+// The rule a masked sync of kind k breaks when its members use different
+// masks, in the guide's words (CUDA C++ Programming Guide, "Synchronization
+// Functions" for __syncwarp, "Warp Shuffle Functions", "Warp Vote Functions"
+// and "Warp Reduce Functions" for the others).
+const char* mask_rule(int k) {
+  switch (k) {
+    case 0:
+      return "  CUDA C++ Programming Guide, Synchronization Functions: all non-exited threads named in mask\n"
+             "  must execute a corresponding __syncwarp() with the same mask, or the result is undefined\n";
+    case 1:
+      return "  CUDA C++ Programming Guide, Warp Shuffle Functions: all non-exited threads named in mask must\n"
+             "  execute the same intrinsic with the same mask, or the result is undefined\n";
+    case 2:
+      return "  CUDA C++ Programming Guide, Warp Vote Functions: all non-exited threads named in mask must\n"
+             "  execute the same intrinsic with the same mask, or the result is undefined\n";
+    default:
+      return "  CUDA C++ Programming Guide, Warp Reduce Functions: all non-exited threads named in mask must\n"
+             "  execute the same intrinsic with the same mask, or the result is undefined\n";
+  }
+}
+
+}  // namespace
+
+// The member mask of the warp sync thread t arrives at: the mask operand of
+// bar.warp.sync and the .sync collectives; the whole warp for the .aligned
+// ones (mma.sync, ldmatrix, wmma). PTX ISA, bar.warp.sync (and shfl.sync,
+// vote.sync, redux.sync alike): the behavior is undefined if the executing
+// thread is not in the membermask, which no schedule can make complete.
+template <class D>
+std::uint32_t Machine<D>::member_mask(std::uint32_t t, const Instr& in) {
+  std::uint32_t mask = 0xffffffffu;
   auto mask_at = [&](std::size_t i) {
     return std::uint32_t(as_int(t, operand(t, in.src[i]), "a member mask"));  // an immediate or a register
   };
@@ -60,13 +150,39 @@ std::vector<std::uint32_t> Machine<D>::sync_set(std::uint32_t t, const Instr& in
     mask = mask_at(3);
   else if (in.op == Opcode::Vote || in.op == Opcode::Redux)
     mask = mask_at(1);
-  std::uint32_t warp = t / 32;
-  for (std::uint32_t lane = 0; lane < 32; ++lane)
-    if (mask >> lane & 1) {
-      std::uint32_t u = warp * 32 + lane;
-      if (u < n_) s.push_back(u);
-    }
-  return s;
+  if (!(mask >> (t % 32) & 1)) {
+    Diagnostic d;
+    d.kind = DiagKind::Deadlock;
+    d.message = "thread " + std::to_string(t) + " is not in the thread set of its own sync (member mask " + hex(mask) +
+                ", lane " + std::to_string(t % 32) + ")";
+    d.loc = in.loc;
+    d.threads = {t};
+    d.detail = "  instruction: " + p_.instr_text(pc_[t]) +
+               "\n  PTX ISA, bar.warp.sync (and shfl.sync, vote.sync, redux.sync): the behavior is undefined if the\n"
+               "  executing thread is not in the membermask\n";
+    throw Stop{d};
+  }
+  return mask;
+}
+
+// Whether waiting threads t and u are at the same warp sync. The member
+// masks must be equal (PTX ISA: each waits for the threads of membermask to
+// execute one "with the same membermask value"). From sm_70 on (and when
+// the target is unknown) the instructions may differ: PTX ISA, bar.warp.sync
+// requires the same instruction only "for .target sm_6x or below", and
+// shfl.sync, vote.sync and redux.sync wait for the members to execute the
+// operation "with the same qualifiers", so those pair across instructions
+// of the same operation, mode and type (each member reads its own operands
+// from its own instruction). mma.sync, ldmatrix and wmma are .aligned: every
+// thread of the warp executes the same instruction.
+template <class D>
+bool Machine<D>::pairs_with(std::uint32_t t, std::uint32_t u) const {
+  if (wait_mask_[t] != wait_mask_[u]) return false;
+  if (pc_[t] == pc_[u]) return true;
+  const Instr& a = p_.code[pc_[t]];
+  const Instr& b = p_.code[pc_[u]];
+  if (a.op != b.op || sync_kind(a.op) < 0 || (p_.sm != 0 && p_.sm < 70)) return false;
+  return a.op == Opcode::WarpSync || (a.mode == b.mode && a.type == b.type);
 }
 
 // Releases every group of waiting threads whose sync is complete.
@@ -93,6 +209,7 @@ bool Machine<D>::release_counted(std::uint32_t t) {
   waiting.resize(count);
   std::sort(waiting.begin(), waiting.end());
   join_clocks(waiting);
+  record_sync(in, waiting);
   ++stats_.block_syncs;
   for (std::uint32_t u : waiting) {
     state_[u] = TState::Run;
@@ -101,9 +218,19 @@ bool Machine<D>::release_counted(std::uint32_t t) {
   return true;
 }
 
+// A CTA barrier (bar.sync / barrier.sync without a count) completes when
+// every thread that has not exited waits at it, as sm_70+ hardware does (PTX
+// ISA, bar/barrier: the barrier waits for the non-exited threads); a thread
+// that exited instead is barrier divergence (see barrier_divergence).
+// A warp sync completes when every non-exited thread of its member mask
+// waits at a sync it pairs with (pairs_with). Two threads that each name the
+// other while waiting with different masks can never complete, and a thread
+// that exited after a sync its namer was not part of never executed the
+// corresponding one: both are reported at once (mismatched_masks).
 template <class D>
 bool Machine<D>::release_groups() {
   bool any = false;
+  std::vector<std::uint32_t> group, exited;
   for (std::uint32_t t = 0; t < n_; ++t) {
     if (state_[t] != TState::Wait) continue;
     const Instr& in = p_.code[pc_[t]];
@@ -111,25 +238,49 @@ bool Machine<D>::release_groups() {
       any = release_counted(t) || any;
       continue;
     }
-    std::vector<std::uint32_t> set = sync_set(t, in);
-    if (std::find(set.begin(), set.end(), t) == set.end())
-      fail(DiagKind::Deadlock, t, "thread " + std::to_string(t) + " is not in the thread set of its own sync");
+    group.clear();
+    exited.clear();
     bool complete = true;
-    std::vector<std::uint32_t> group;
-    for (std::uint32_t u : set) {
-      if (state_[u] == TState::Done) continue;
-      // A CTA barrier's set is every thread, whoever asks: only a warp
-      // collective's (its mask operand) needs each member's own.
-      if (state_[u] != TState::Wait || pc_[u] != pc_[t] ||
-          (in.op != Opcode::Bar && sync_set(u, p_.code[pc_[u]]) != set)) {
-        complete = false;
-        break;
+    if (in.op == Opcode::Bar) {
+      for (std::uint32_t u = 0; u < n_ && complete; ++u) {
+        if (state_[u] == TState::Done)
+          exited.push_back(u);
+        else if (state_[u] != TState::Wait || pc_[u] != pc_[t])
+          complete = false;
+        else
+          group.push_back(u);
       }
-      group.push_back(u);
+      if (!complete) continue;
+      if (!exited.empty()) barrier_divergence(t, group, exited);
+    } else {
+      const std::uint32_t mask = wait_mask_[t], warp = t / 32 * 32;
+      const int kind = sync_kind(in.op);
+      std::uint32_t with = 0;  // the lanes of the group
+      for (std::uint32_t lane = 0; lane < 32 && warp + lane < n_; ++lane) {
+        if (!(mask >> lane & 1)) continue;
+        const std::uint32_t u = warp + lane;
+        if (state_[u] == TState::Done) {
+          exited.push_back(u);
+        } else if (state_[u] == TState::Wait && pairs_with(t, u)) {
+          group.push_back(u);
+          with |= 1u << lane;
+        } else {
+          complete = false;
+          if (kind >= 0 && state_[u] == TState::Wait && sync_kind(p_.code[pc_[u]].op) >= 0 &&
+              wait_mask_[u] != mask && (wait_mask_[u] >> (t % 32) & 1))
+            mismatched_masks(t, u, false);
+        }
+      }
+      if (kind >= 0)
+        for (std::uint32_t u : exited) {
+          const LastSync& last = last_sync_[std::size_t(u) * 4 + std::size_t(kind)];
+          if (last.pc != kNone && (with & ~last.with)) mismatched_masks(t, u, true);
+        }
+      if (!complete) continue;
     }
-    if (!complete) continue;
     collective(in, group);
     join_clocks(group);
+    record_sync(in, group);
     if (in.op == Opcode::Bar)
       ++stats_.block_syncs;
     else
@@ -143,45 +294,267 @@ bool Machine<D>::release_groups() {
   return any;
 }
 
+// Notes a completed sync in last_sync_ (the members have not moved on yet):
+// a masked warp sync becomes its members' last one of its kind; every sync
+// adds its members, per warp, to the lanes each has synchronized with since
+// its last sync of every kind.
 template <class D>
-void Machine<D>::deadlock() {
+void Machine<D>::record_sync(const Instr& in, const std::vector<std::uint32_t>& group) {
+  // The group's lanes in each warp; groups are sorted, so a warp's members
+  // are consecutive (a warp sync's are one warp).
+  const int kind = sync_kind(in.op);
+  for (std::size_t i = 0; i < group.size();) {
+    const std::uint32_t warp = group[i] / 32;
+    std::size_t j = i;
+    std::uint32_t lanes = 0;
+    for (; j < group.size() && group[j] / 32 == warp; ++j) lanes |= 1u << (group[j] % 32);
+    for (; i < j; ++i) {
+      const std::uint32_t u = group[i];
+      LastSync* last = &last_sync_[std::size_t(u) * 4];
+      for (int k = 0; k < 4; ++k) last[k].with |= lanes;
+      if (kind >= 0) last[kind] = LastSync{pc_[u], wait_mask_[u], lanes};
+    }
+  }
+}
+
+// Two groups of one warp whose warp syncs name each other's threads with
+// different masks (exited: u's group exited after a sync of the same kind
+// that t's group was not part of, while t's mask names it). Either way the
+// masks of corresponding syncs differ: a deadlock on GPUs that wait for the
+// named threads, and undefined behavior in the CUDA guide.
+template <class D>
+void Machine<D>::mismatched_masks(std::uint32_t t, std::uint32_t u, bool exited) {
+  const int kind = sync_kind(p_.code[pc_[t]].op);
+  const LastSync last = exited ? last_sync_[std::size_t(u) * 4 + std::size_t(kind)] : LastSync{};
+  const std::uint32_t mask_b = exited ? last.mask : wait_mask_[u], pc_b = exited ? last.pc : pc_[u];
+  const std::uint32_t warp = t / 32 * 32;
+  std::vector<std::uint32_t> a, b;
+  for (std::uint32_t x = warp; x < warp + 32 && x < n_; ++x) {
+    if (state_[x] == TState::Wait && pairs_with(t, x)) {
+      a.push_back(x);
+    } else if (!exited && state_[x] == TState::Wait && pairs_with(u, x)) {
+      b.push_back(x);
+    } else if (exited && state_[x] == TState::Done) {
+      const LastSync& l = last_sync_[std::size_t(x) * 4 + std::size_t(kind)];
+      if (l.pc == last.pc && l.mask == last.mask && !(l.with >> (t % 32) & 1)) b.push_back(x);
+    }
+  }
+  const bool syncwarp = kind == 0 && p_.code[pc_b].op == Opcode::WarpSync;
+  const std::string what = syncwarp ? "__syncwarp" : std::string(opcode_name(p_.code[pc_[t]].op));
   Diagnostic d;
   d.kind = DiagKind::Deadlock;
+  d.loc = p_.code[pc_[t]].loc;
   std::ostringstream os;
-  std::uint32_t first = kNone;
-  std::map<std::uint32_t, std::vector<std::uint32_t>> by_pc;
-  for (std::uint32_t t = 0; t < n_; ++t)
-    if (state_[t] == TState::Wait) {
-      by_pc[pc_[t]].push_back(t);
-      if (first == kNone) first = t;
-    }
+  os << "mismatched " << (syncwarp ? "__syncwarp masks" : "member masks") << ": threads " << thread_list(a)
+     << " use mask " << hex(wait_mask_[t]) << ", threads " << thread_list(b) << " mask " << hex(mask_b);
+  d.message = os.str();
+  os.str("");
+  os << "  threads " << thread_list(a) << " wait at " << p_.code[pc_[t]].loc.with_source() << " (" << p_.instr_text(pc_[t])
+     << ") with mask " << hex(wait_mask_[t]) << ", which names threads " << thread_list(b) << "\n";
+  if (exited)
+    os << "  threads " << thread_list(b) << " executed their corresponding " << what << " at "
+       << p_.code[pc_b].loc.with_source() << " (" << p_.instr_text(pc_b) << ") with mask " << hex(mask_b)
+       << ", without threads " << thread_list(a) << ", and then exited\n";
+  else
+    os << "  threads " << thread_list(b) << " wait at " << p_.code[pc_b].loc.with_source() << " (" << p_.instr_text(pc_b)
+       << ") with mask " << hex(mask_b) << ", which names threads " << thread_list(a)
+       << ": neither can complete\n";
+  os << mask_rule(kind);
+  d.detail = os.str();
+  d.threads = a;
+  d.threads.insert(d.threads.end(), b.begin(), b.end());
+  std::sort(d.threads.begin(), d.threads.end());
+  throw Stop{d};
+}
+
+// A CTA barrier that completed while some threads of the CTA had exited
+// instead of reaching it. The CUDA C++ Programming Guide (Synchronization
+// Functions) allows __syncthreads() in conditional code only if the
+// condition evaluates identically across the entire thread block; sm_70+
+// hardware waits only for the threads that have not exited (PTX ISA,
+// bar/barrier), so the kernel runs as the evaluator ran it. A note, once per
+// barrier, unless strict, where it stops the run.
+template <class D>
+void Machine<D>::barrier_divergence(std::uint32_t t, const std::vector<std::uint32_t>& arrived,
+                                    const std::vector<std::uint32_t>& exited) {
+  const std::uint32_t pc = pc_[t];
+  if (!o_.strict && divergence_noted_[pc]) return;
+  divergence_noted_[pc] = 1;
+  Diagnostic d;
+  d.kind = DiagKind::BarrierDivergence;
+  d.loc = p_.code[pc].loc;
+  d.threads = exited;
+  d.message = "__syncthreads() (" + p_.instr_text(pc) + ") completed with " + std::to_string(arrived.size()) +
+              " of the CTA's " + std::to_string(n_) + " threads: the other " + std::to_string(exited.size()) +
+              " had exited";
+  std::map<std::uint32_t, std::vector<std::uint32_t>> by_exit;
+  for (std::uint32_t u : exited) by_exit[exit_pc_[u]].push_back(u);
+  std::ostringstream os;
+  for (const auto& [at, ts] : by_exit) {
+    // The threads are listed above: one place of exit needs no list again.
+    os << "  " << (by_exit.size() == 1 ? "they" : "threads " + thread_list(ts)) << " exited ";
+    if (at == kNone)
+      os << "at the end of the kernel\n";
+    else
+      os << "at " << p_.code[at].loc.with_source() << " (" << p_.instr_text(at) << ")\n";
+  }
+  os << "  threads " << thread_list(arrived) << " reached the barrier\n"
+     << "  CUDA C++ Programming Guide, Synchronization Functions: __syncthreads() is allowed in conditional\n"
+     << "  code only if the conditional evaluates identically across the entire thread block, otherwise\n"
+     << "  the code execution is likely to hang or produce unintended side effects\n"
+     << "  sm_70 and later GPUs wait only for the threads that have not exited (PTX ISA, bar/barrier), so\n"
+     << "  the barrier completes there as it did here"
+     << (o_.strict ? "\n" : "; --strict reports this as an error\n");
+  d.detail = os.str();
+  if (o_.strict) throw Stop{d};
+  notes_.push_back(std::move(d));
+}
+
+// No thread can run and no sync can complete. The report lists each group
+// of threads waiting at one instruction with one mask and the threads it
+// needs, and follows the wait-for relation between the groups (a Boost.Graph
+// digraph: an edge from a group to each group holding threads it needs) to
+// a cycle, or else a chain that ends at a group nothing else will join.
+template <class D>
+void Machine<D>::deadlock() {
+  struct Group {
+    std::uint32_t pc = 0, mask = 0;
+    std::vector<std::uint32_t> threads, needs;
+  };
+  std::vector<Group> groups;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index;
+  std::vector<std::size_t> group_of(n_, SIZE_MAX);
   std::uint32_t done = 0;
-  for (std::uint32_t t = 0; t < n_; ++t) done += state_[t] == TState::Done;
+  for (std::uint32_t t = 0; t < n_; ++t) {
+    if (state_[t] == TState::Done) ++done;
+    if (state_[t] != TState::Wait) continue;
+    const bool masked = p_.code[pc_[t]].op != Opcode::Bar;
+    auto key = std::make_pair(pc_[t], masked ? wait_mask_[t] : 0u);
+    auto it = index.emplace(key, groups.size()).first;
+    if (it->second == groups.size()) groups.push_back(Group{key.first, key.second, {}, {}});
+    groups[it->second].threads.push_back(t);
+    group_of[t] = it->second;
+  }
+  for (Group& g : groups) {
+    const std::uint32_t rep = g.threads[0];
+    const Instr& in = p_.code[g.pc];
+    if (in.op == Opcode::Bar) {
+      for (std::uint32_t u = 0; u < n_; ++u) {
+        if (state_[u] == TState::Done) continue;
+        const Instr& other = p_.code[pc_[u]];
+        bool same = counted(in) ? other.op == Opcode::Bar && counted(other) && other.src[0].imm == in.src[0].imm
+                                : pc_[u] == g.pc;
+        if (!same) g.needs.push_back(u);
+      }
+    } else {
+      const std::uint32_t warp = rep / 32 * 32;
+      for (std::uint32_t lane = 0; lane < 32 && warp + lane < n_; ++lane) {
+        const std::uint32_t u = warp + lane;
+        if ((g.mask >> lane & 1) && state_[u] != TState::Done && !(state_[u] == TState::Wait && pairs_with(rep, u)))
+          g.needs.push_back(u);
+      }
+    }
+  }
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph graph(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    std::vector<std::size_t> to;
+    for (std::uint32_t u : groups[i].needs)
+      if (group_of[u] != SIZE_MAX) to.push_back(group_of[u]);
+    std::sort(to.begin(), to.end());
+    to.erase(std::unique(to.begin(), to.end()), to.end());
+    for (std::size_t j : to) boost::add_edge(i, j, graph);
+  }
+  std::vector<int> component(groups.size());
+  boost::strong_components(graph, boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, graph)));
+  std::vector<std::size_t> size(groups.size(), 0);
+  for (int c : component) ++size[std::size_t(c)];
+  // A cycle: from a group in a strongly connected component of two or more,
+  // step to successors inside it until a group repeats. Else the chain from
+  // the first group to a group with no successor.
+  std::size_t start = 0;
+  bool cyclic = false;
+  for (std::size_t i = 0; i < groups.size() && !cyclic; ++i)
+    if (size[std::size_t(component[i])] > 1) start = i, cyclic = true;
+  std::vector<std::size_t> path;
+  std::vector<std::size_t> seen(groups.size(), SIZE_MAX);
+  for (std::size_t g = start;;) {
+    if (seen[g] != SIZE_MAX) {
+      path.erase(path.begin(), path.begin() + std::ptrdiff_t(seen[g]));
+      path.push_back(g);  // closes the cycle
+      break;
+    }
+    seen[g] = path.size();
+    path.push_back(g);
+    std::size_t next = SIZE_MAX;
+    for (auto [e, end] = boost::out_edges(g, graph); e != end && next == SIZE_MAX; ++e) {
+      std::size_t h = boost::target(*e, graph);
+      if (!cyclic || component[h] == component[g]) next = h;
+    }
+    if (next == SIZE_MAX) break;
+    g = next;
+  }
+
+  Diagnostic d;
+  d.kind = DiagKind::Deadlock;
   d.message = "no thread can make progress: " + std::to_string(n_ - done) +
               " threads wait at syncs whose thread sets never complete";
-  d.loc = p_.code[pc_[first]].loc;
-  for (auto& [pc, ts] : by_pc) {
-    os << "  waiting at " << p_.code[pc].loc.with_source() << " (" << p_.instr_text(pc) << "): threads ";
-    for (std::size_t i = 0; i < ts.size() && i < 8; ++i) os << (i ? ", " : "") << ts[i];
-    if (ts.size() > 8) os << ", ... (" << ts.size() << ")";
-    std::vector<std::uint32_t> set = sync_set(ts[0], p_.code[pc]);
-    std::vector<std::uint32_t> missing;
-    for (std::uint32_t u : set)
-      if (state_[u] == TState::Run || (state_[u] == TState::Wait && pc_[u] != pc)) missing.push_back(u);
-    for (std::uint32_t u : set)
-      if (state_[u] == TState::Wait && pc_[u] == pc && sync_set(u, p_.code[pc]) != set &&
-          std::find(missing.begin(), missing.end(), u) == missing.end())
-        missing.push_back(u);
-    if (!missing.empty()) {
-      os << "; it needs threads ";
-      for (std::size_t i = 0; i < missing.size() && i < 8; ++i) os << (i ? ", " : "") << missing[i];
-      if (missing.size() > 8) os << ", ...";
-      os << ", which are at another sync or in a different set";
-    }
+  d.loc = p_.code[groups[0].pc].loc;
+  std::ostringstream os;
+  for (const Group& g : groups) {
+    os << "  waiting at " << p_.code[g.pc].loc.with_source() << " (" << p_.instr_text(g.pc) << "): threads "
+       << thread_list(g.threads);
+    if (p_.code[g.pc].op != Opcode::Bar) os << " with mask " << hex(g.mask);
+    if (!g.needs.empty()) os << "; it needs threads " << thread_list(g.needs) << ", which are at another sync";
     os << "\n";
-    for (std::uint32_t t : ts) d.threads.push_back(t);
+    d.threads.insert(d.threads.end(), g.threads.begin(), g.threads.end());
   }
-  if (done) os << "  " << done << " threads have returned\n";
+  std::sort(d.threads.begin(), d.threads.end());
+  // The threads group g needs that group h holds.
+  auto held = [&](std::size_t g, std::size_t h) {
+    std::vector<std::uint32_t> ts;
+    for (std::uint32_t u : groups[g].needs)
+      if (group_of[u] == h) ts.push_back(u);
+    return ts;
+  };
+  std::vector<std::string> why;  // the rules the hops of the path break
+  auto note = [&](const std::string& w) {
+    if (std::find(why.begin(), why.end(), w) == why.end()) why.push_back(w);
+  };
+  os << "  wait-for " << (cyclic ? "cycle" : "chain") << ": ";
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const Group& g = groups[path[i]];
+    if (cyclic && i + 1 == path.size()) break;  // the first group again
+    os << (i ? ",\n    which wait at " : "threads " + thread_list(g.threads) + " wait at ")
+       << p_.code[g.pc].loc.with_source();
+    if (i + 1 < path.size()) {
+      os << " for threads " << thread_list(held(path[i], path[i + 1]));
+      const Instr& a = p_.code[g.pc];
+      const Instr& b = p_.code[groups[path[i + 1]].pc];
+      if (a.op == Opcode::Bar && b.op == Opcode::Bar && !counted(a) && !counted(b))
+        note("  bar.sync is barrier.sync.aligned: all threads of the CTA must execute the same barrier instruction\n"
+             "  (PTX ISA, bar/barrier); __syncthreads() is allowed in conditional code only if the conditional\n"
+             "  evaluates identically across the entire thread block (CUDA C++ Programming Guide, Synchronization\n"
+             "  Functions)\n");
+      else if (a.op == b.op && sync_kind(a.op) < 0 && a.op != Opcode::Bar)
+        note("  mma.sync, ldmatrix and wmma are .aligned: all threads of the warp must execute the same\n"
+             "  instruction (PTX ISA)\n");
+      else if (a.op == b.op && sync_kind(a.op) >= 0 && g.mask == groups[path[i + 1]].mask) {
+        if (p_.sm != 0 && p_.sm < 70)
+          note("  for .target sm_6x or below, all threads in membermask must execute the same " +
+               std::string(opcode_name(a.op)) + "\n  instruction in convergence (PTX ISA, " + opcode_name(a.op) +
+               "); this code is for sm_" + std::to_string(p_.sm) + "\n");
+        else
+          note("  " + std::string(opcode_name(a.op)) + " waits for the threads of its mask to execute it with the same\n"
+               "  qualifiers and the same membermask (PTX ISA, " + opcode_name(a.op) + ")\n");
+      }
+    } else {
+      os << ", which no other thread will join";
+    }
+  }
+  os << "\n";
+  for (const std::string& w : why) os << w;
+  if (done) os << "  " << done << " threads have exited\n";
   d.detail = os.str();
   throw Stop{d};
 }
@@ -233,6 +606,7 @@ void Machine<D>::step(std::uint32_t t) {
       pc_[t] = in.target;
       return;
     case Opcode::Ret:
+      exit_pc_[t] = pc;  // barrier divergence reports where threads exited
       state_[t] = TState::Done;
       return;
     case Opcode::Bar:
@@ -254,6 +628,7 @@ void Machine<D>::step(std::uint32_t t) {
     case Opcode::WmmaLoad:
     case Opcode::WmmaMma:
     case Opcode::WmmaStore:
+      wait_mask_[t] = member_mask(t, in);
       state_[t] = TState::Wait;
       return;
     case Opcode::Ld:

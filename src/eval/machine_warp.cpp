@@ -15,17 +15,20 @@ namespace tileverify::machine {
 // A collective's results depend on every member's operands (and on the
 // memory it reads): one schedule-dependent input marks them all. A shuffle
 // moves values whole, marks included, so it needs nothing more.
+// The members of a shfl, vote or redux may wait at different instructions
+// of the same operation (Machine::pairs_with): each reads its operands from,
+// and writes the result to, the registers of its own instruction.
 template <class D>
 void Machine<D>::collective(const Instr& in, const std::vector<std::uint32_t>& group) {
   collective_sched_ = 0;
   if (sched_marks_ && in.op != Opcode::Shfl)
     for (std::uint32_t t : group)
-      for (const Operand& o : in.src)
+      for (const Operand& o : p_.code[pc_[t]].src)
         if (o.kind == Operand::Kind::Reg) collective_sched_ = std::max(collective_sched_, reg(t, o.index).sched);
   exchange(in, group);
   if (collective_sched_ && in.op != Opcode::Shfl)
     for (std::uint32_t t : group)
-      for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, collective_sched_);
+      for (std::uint32_t d : p_.code[pc_[t]].dst) reg(t, d).sched = std::max(reg(t, d).sched, collective_sched_);
 }
 
 template <class D>
@@ -39,19 +42,20 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
     std::vector<Val<V>> result(group.size());
     for (std::size_t gi = 0; gi < group.size(); ++gi) {
       std::uint32_t t = group[gi], lane = t % 32;
-      std::uint32_t b = std::uint32_t(as_int(t, operand(t, in.src[1]), "a shuffle lane"));
-      std::uint32_t c = std::uint32_t(as_int(t, operand(t, in.src[2]), "a shuffle clamp value"));
+      const Instr& mine = p_.code[pc_[t]];
+      std::uint32_t b = std::uint32_t(as_int(t, operand(t, mine.src[1]), "a shuffle lane"));
+      std::uint32_t c = std::uint32_t(as_int(t, operand(t, mine.src[2]), "a shuffle clamp value"));
       warp::ShflResult sr = warp::shfl_source(warp::ShflMode(in.mode), int(lane), b, c);
       std::int64_t j = sr.src_lane;
       std::uint32_t src_t = (t / 32) * 32 + std::uint32_t(j);
-      std::uint32_t mask = std::uint32_t(as_int(t, operand(t, in.src[3]), "a member mask"));
+      std::uint32_t mask = wait_mask_[t];
       if (!warp::shfl_source_in_mask(warp::ShflMode(in.mode), int(lane), b, c, mask) || src_t >= n_ ||
           state_[src_t] == TState::Done) {
         // CUDA leaves the value undefined (Programming Guide, warp shuffle
         // functions). Kernels do this in lanes whose result they drop (the
         // last steps of a tree reduction), so it is marked, like what an
         // atom returns, and reported only where it would show.
-        const std::uint32_t pc = std::uint32_t(&in - p_.code.data());
+        const std::uint32_t pc = pc_[t];
         if (!undefined_why_.count(pc)) {
           char m[16];
           std::snprintf(m, sizeof m, "0x%08x", mask);
@@ -59,14 +63,14 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
           undefined_why_[pc] = "lane " + std::to_string(lane) + " read lane " + std::to_string(j) + ", which " +
                                (out ? std::string("is not in the member mask ") + m : std::string("had exited"));
         }
-        result[gi] = operand(t, in.src[0]);
+        result[gi] = operand(t, mine.src[0]);
         result[gi].sched = pc + 1;
         sched_marks_ = true;
         continue;
       }
-      result[gi] = operand(src_t, in.src[0]);
+      result[gi] = operand(src_t, p_.code[pc_[src_t]].src[0]);  // a member: it waits at its shfl
     }
-    for (std::size_t gi = 0; gi < group.size(); ++gi) set(group[gi], in.dst[0], result[gi]);
+    for (std::size_t gi = 0; gi < group.size(); ++gi) set(group[gi], p_.code[pc_[group[gi]]].dst[0], result[gi]);
     return;
   }
   if (in.op == Opcode::Redux) return redux(in, group);
@@ -74,7 +78,7 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
     std::uint32_t ballot = 0;
     bool all = true, any = false;
     for (std::uint32_t t : group) {
-      Val<V> p = operand(t, in.src[0]);
+      Val<V> p = operand(t, p_.code[pc_[t]].src[0]);
       if (p.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "a vote on a predicate that depends on tensor data");
       bool on = as_int(t, p, "a vote predicate") != 0;
       ballot |= std::uint32_t(on) << (t % 32);
@@ -82,10 +86,11 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
       any = any || on;
     }
     for (std::uint32_t t : group) {
+      const std::uint32_t d = p_.code[pc_[t]].dst[0];
       switch (VoteMode(in.mode)) {
-        case VoteMode::All: set(t, in.dst[0], int_val(all)); break;
-        case VoteMode::Any: set(t, in.dst[0], int_val(any)); break;
-        case VoteMode::Ballot: set(t, in.dst[0], int_val(ballot)); break;
+        case VoteMode::All: set(t, d, int_val(all)); break;
+        case VoteMode::Any: set(t, d, int_val(any)); break;
+        case VoteMode::Ballot: set(t, d, int_val(ballot)); break;
       }
     }
   }
@@ -98,11 +103,11 @@ void Machine<D>::redux(const Instr& in, const std::vector<std::uint32_t>& group)
   const DType ty = in.type;
   const AtomOp op = AtomOp(in.mode);
   bool data = false;
-  for (std::uint32_t t : group) data = data || operand(t, in.src[0]).kind == VKind::Data;
+  for (std::uint32_t t : group) data = data || operand(t, p_.code[pc_[t]].src[0]).kind == VKind::Data;
   Val<V> acc;
   for (std::size_t gi = 0; gi < group.size(); ++gi) {
     const std::uint32_t t = group[gi];
-    Val<V> a = operand(t, in.src[0]);
+    Val<V> a = operand(t, p_.code[pc_[t]].src[0]);
     if (data) {
       V x = as_data(t, a, ty, "a redux operand");
       if (gi == 0) {
@@ -134,7 +139,7 @@ void Machine<D>::redux(const Instr& in, const std::vector<std::uint32_t>& group)
       case AtomOp::Xor: acc.i = wrap(x ^ y, ty); break;
     }
   }
-  for (std::uint32_t t : group) set(t, in.dst[0], acc);
+  for (std::uint32_t t : group) set(t, p_.code[pc_[t]].dst[0], acc);
 }
 
 template <class D>

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <utility>
 
 namespace tileverify {
 
@@ -50,6 +51,7 @@ RunResult<D> Machine<D>::run() {
                                             std::to_string(bytes_ >> 20) + " MiB of it counted)"));
   }
   if (!result.diagnostics.empty()) result.outputs.clear();
+  result.notes = std::move(notes_);
   result.stats = stats_;
   return result;
 }
