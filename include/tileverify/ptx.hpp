@@ -81,6 +81,9 @@ struct Instruction {
   // The last `.loc FILE LINE COLUMN` before the instruction; file -1: none.
   int debug_file = -1;
   std::uint32_t debug_line = 0, debug_column = 0;
+  // Its ", inlined_at FILE LINE COLUMN" (the call that inlined this code); file -1: none.
+  int inlined_file = -1;
+  std::uint32_t inlined_line = 0;
 };
 
 struct Statement {

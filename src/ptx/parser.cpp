@@ -700,7 +700,39 @@ class Parser {
     debug_file_ = int(number("a file number"));
     debug_line_ = std::uint32_t(number("a line number"));
     debug_column_ = peek().kind == Token::Kind::Number && peek().line == line ? std::uint32_t(integer("a column")) : 0;
-    skip_line(line);
+    // ", function_name LABEL, inlined_at FILE LINE COLUMN": the code of a
+    // function inlined at that position (nvcc's own __syncwarp() is
+    // sm_30_intrinsics.hpp:110 wherever a kernel calls it). Reports show
+    // both. A malformed tail is ignored, as before: it is debug information.
+    inlined_file_ = -1;
+    inlined_line_ = 0;
+    while (!at_end() && peek().line == line) {
+      const Token& t = next();
+      if (t.kind == Token::Kind::Ident && t.text() == "inlined_at" && peek().kind == Token::Kind::Number &&
+          peek().line == line) {
+        const Token& file = next();
+        if (peek().kind == Token::Kind::Number && peek().line == line) {
+          const Token& ln = next();
+          std::uint64_t f = 0, l = 0;
+          if (small_number(file.text(), &f) && small_number(ln.text(), &l)) {
+            inlined_file_ = int(f);
+            inlined_line_ = std::uint32_t(l);
+          }
+        }
+      }
+    }
+  }
+
+  // A decimal below 2^31 (a .loc file or line number), else false.
+  static bool small_number(std::string_view s, std::uint64_t* v) {
+    if (s.empty() || s.size() > 9) return false;
+    std::uint64_t x = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      x = x * 10 + std::uint64_t(c - '0');
+    }
+    *v = x;
+    return true;
   }
 
   static void mark(ptx::Operand& o, const SharedString& src) {
@@ -712,23 +744,32 @@ class Parser {
   // directives (nvcc puts them at the end) are known: "k.cu:31".
   void resolve_sources() {
     // Runs of instructions share a .loc: the text is built once a run.
-    int last_file = -1;
-    std::uint32_t last_line = 0;
+    int last_file = -1, last_inlined_file = -1;
+    std::uint32_t last_line = 0, last_inlined_line = 0;
     SharedString src;
+    auto name_of = [&](int number) {
+      std::string file = "file " + std::to_string(number);
+      if (auto it = m_.files.find(number); it != m_.files.end()) {
+        file = it->second;
+        std::size_t slash = file.find_last_of("/\\");
+        if (slash != std::string::npos && slash + 1 < file.size()) file = file.substr(slash + 1);
+      }
+      return file;
+    };
     for (Kernel& k : m_.kernels)
       for (Statement& st : k.body) {
         Instruction& in = st.instr;
         if (st.kind != Statement::Kind::Instruction || in.debug_file < 0 || in.debug_line == 0) continue;
-        if (in.debug_file != last_file || in.debug_line != last_line) {
-          std::string file = "file " + std::to_string(in.debug_file);
-          if (auto it = m_.files.find(in.debug_file); it != m_.files.end()) {
-            file = it->second;
-            std::size_t slash = file.find_last_of("/\\");
-            if (slash != std::string::npos && slash + 1 < file.size()) file = file.substr(slash + 1);
-          }
-          src = file + ":" + std::to_string(in.debug_line);
+        if (in.debug_file != last_file || in.debug_line != last_line || in.inlined_file != last_inlined_file ||
+            in.inlined_line != last_inlined_line) {
+          std::string text = name_of(in.debug_file) + ":" + std::to_string(in.debug_line);
+          if (in.inlined_file >= 0 && in.inlined_line > 0)
+            text += ", inlined at " + name_of(in.inlined_file) + ":" + std::to_string(in.inlined_line);
+          src = text;
           last_file = in.debug_file;
           last_line = in.debug_line;
+          last_inlined_file = in.inlined_file;
+          last_inlined_line = in.inlined_line;
         }
         st.loc.source = src;
         in.loc.source = src;
@@ -804,6 +845,7 @@ class Parser {
 
   void function() {
     debug_file_ = -1;  // a .loc holds until the next one, within one function
+    inlined_file_ = -1;
     Kernel k;
     set_loc(k.loc, peek());
     k.is_entry = next().text() == ".entry";
@@ -971,6 +1013,8 @@ class Parser {
     in.debug_file = debug_file_;
     in.debug_line = debug_line_;
     in.debug_column = debug_column_;
+    in.inlined_file = inlined_file_;
+    in.inlined_line = inlined_line_;
     in.opcode = op.text();
     if (!is(';')) {
       // Into the file's operand array, which has room for them all (see
@@ -1076,6 +1120,8 @@ class Parser {
   int depth_ = 0;  // of nesting (see Nesting)
   int debug_file_ = -1;  // the .loc in force
   std::uint32_t debug_line_ = 0, debug_column_ = 0;
+  int inlined_file_ = -1;  // the .loc's inlined_at position, if any
+  std::uint32_t inlined_line_ = 0;
 };
 
 }  // namespace
