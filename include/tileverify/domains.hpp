@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ class SymbolicDomain {
   Value func(const char* name, Value a) { return ctx_.func(name, {a}); }
   Value select(Cmp c, Value a, Value b, Value t, Value f) { return ctx_.select(c, a, b, t, f); }
   std::string text(Value v) const { return ctx_.to_string(v, 200); }
+  // Whether a and b are the same value for every input: the same
+  // hash-consed expression (different expressions may still be equal).
+  static bool same(Value a, Value b) { return a == b; }
 
  private:
   ExprContext& ctx_;
@@ -104,6 +108,14 @@ class ConcreteDomain {
   }
   Value select(Cmp c, Value a, Value b, Value t, Value f) const { return apply_cmp(c, a, b) ? t : f; }
   std::string text(Value v) const { return std::to_string(v); }
+  // The same bits (a NaN is the same as itself, 0 is not -0): the value
+  // memory would hold, for these inputs.
+  static bool same(Value a, Value b) {
+    std::uint64_t x, y;
+    std::memcpy(&x, &a, sizeof x);
+    std::memcpy(&y, &b, sizeof y);
+    return x == y;
+  }
 };
 
 }  // namespace tileverify

@@ -84,6 +84,8 @@ class PayloadDomain {
     std::snprintf(s, sizeof s, "0x%08x", unsigned(v));
     return s;
   }
+  // The same payload (for these payload inputs).
+  static bool same(Value a, Value b) { return a == b; }
   // The float whose bits are this payload unembedded (what FpSan hands back).
   static float to_float(Value v) {
     std::uint32_t bits = std::uint32_t(fpsan::unembed<fpsan::fp32_format>(v));

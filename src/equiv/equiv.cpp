@@ -320,7 +320,41 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
               bool o_upd = o.touch.kinds & (Touch::kWrite | Touch::kAtomic), m_upd = t.kinds & (Touch::kWrite | Touch::kAtomic);
               bool both_atomic = o.touch.kinds == Touch::kAtomic && t.kinds == Touch::kAtomic &&
                                  o.touch.atomic_op == t.atomic_op && o.touch.atomic_op <= std::uint8_t(AtomOp::Max);
-              if ((o_upd || m_upd) && !both_atomic) {
+              // Both CTAs only stored to the element, with plain stores of
+              // one width, and left the same value: the runs share one
+              // context, so the same expression is the same handle. Every
+              // order leaves that value (see same_value_write in
+              // machine_memory.cpp): a note, or a race under strict.
+              auto width = [&](std::uint32_t pc) -> std::size_t {
+                const Instr& in = p.code[pc];
+                return in.op == Opcode::St || in.op == Opcode::WmmaStore ? dtype_bytes(in.type) : 0;
+              };
+              bool same_value = false;
+              if (o.touch.kinds == Touch::kWrite && t.kinds == Touch::kWrite && width(o.touch.pc) != 0 &&
+                  width(o.touch.pc) == width(t.pc) && out_it != run.outputs.end() && e < out_it->second.size() &&
+                  out_it->second[e]) {
+                auto before = g.outputs.find(name);
+                same_value = before != g.outputs.end() && e < before->second.size() && before->second[e] &&
+                             *before->second[e] == *out_it->second[e];
+              }
+              if (same_value && !opts.strict) {
+                bool noted = false;
+                for (const Diagnostic& n : g.notes)
+                  noted = noted || (n.kind == DiagKind::SameValueWrite && n.buffer == name);
+                if (!noted && g.notes.size() < 8) {
+                  Diagnostic d;
+                  d.kind = DiagKind::SameValueWrite;
+                  d.buffer = name;
+                  d.element = std::int64_t(e);
+                  d.loc = p.code[t.pc].loc;
+                  d.threads = {o.touch.thread, t.thread};
+                  d.message = cta_name(o.cta) + " and " + cta_name(l.cta) + " write the same value to global " + name +
+                              "[" + std::to_string(e) +
+                              "] without synchronization (not a race: either order leaves the same value)";
+                  d.accesses = {access(o), access(mine)};
+                  g.notes.push_back(std::move(d));
+                }
+              } else if ((o_upd || m_upd) && !both_atomic) {
                 Diagnostic d;
                 d.kind = DiagKind::Race;
                 d.buffer = name;
@@ -334,6 +368,12 @@ GridRun run_grid(const Program& p, const Spec& spec, const KernelSpec& k, Symbol
                            ": nothing orders two CTAs of a grid\n  (no barrier reaches across CTAs), so the result "
                            "depends on which runs first; each element must be\n  written by one CTA, or only "
                            "updated by the same atomic (add, min, max)\n";
+                if (same_value)
+                  d.detail = "  the first write is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                             ", and nothing orders two CTAs of a grid;\n  both write the same value, so either "
+                             "order leaves it in memory (without --strict this is a note),\n  but the PTX memory model "
+                             "calls any two unordered writes of one element a data race (let one\n  CTA write each "
+                             "element)\n";
                 g.diagnostics.push_back(d);
                 return g;
               }

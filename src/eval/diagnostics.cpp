@@ -28,7 +28,7 @@ const char* diag_kind_name(DiagKind k) {
 std::string Diagnostic::text() const {
   std::ostringstream os;
   os << diag_kind_name(kind) << ": " << message << "\n";
-  if (kind == DiagKind::Race && accesses.size() == 2) {
+  if ((kind == DiagKind::Race || kind == DiagKind::SameValueWrite) && accesses.size() == 2) {
     bool async = false, atomic = false;
     for (std::size_t i = 0; i < 2; ++i) {
       const AccessInfo& a = accesses[i];
@@ -40,6 +40,8 @@ std::string Diagnostic::text() const {
     }
     if (!detail.empty())
       ;  // the reporter explains this race itself (e.g. between two CTAs)
+    else if (kind == DiagKind::SameValueWrite)
+      os << "  the PTX memory model calls this a data race, but both writes store the same value (--strict reports it)\n";
     else if (async)
       os << "  cp.async writes shared memory only when a cp.async.wait_group / wait_all of the copying\n"
             "  thread retires its group: wait for the group (and, for other threads, then add a barrier)\n"

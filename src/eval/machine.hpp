@@ -61,9 +61,19 @@ struct Epochs {
   std::int32_t set = -1;
 };
 
+// The last write is one epoch (w_*). Unordered plain writes of the same
+// value are not a race (see check_write); after them every writer unordered
+// with the others is kept, as later accesses must be ordered after all of
+// them: w_* is the latest, w_more (an index into write_sets_, -1: none)
+// holds the others.
 struct Shadow {
   std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
+  std::int32_t w_more = -1;
   Epochs reads, atomics;
+};
+
+struct WriteEpoch {
+  std::uint32_t thread, clock, pc;
 };
 
 enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite };
@@ -402,11 +412,19 @@ class Machine {
   void for_unordered(const Epochs& e, std::uint32_t t, F f);
   void clear_epochs(Epochs& e);
   std::int32_t new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set);
+  template <class F>
+  void for_unordered_writes(const Shadow& s, std::uint32_t t, F f);
   void check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc);
   void check_read(std::uint32_t t, Memory<V>& m, std::size_t c);
   void touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc);
   void check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
-  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write);
+  // `value`: what a plain store (st, wmma.store) writes; null for a cp.async.
+  void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write,
+                   const Val<V>* value = nullptr);
+  std::size_t plain_width(std::uint32_t pc) const;
+  bool same_value(const Val<V>& a, const Val<V>& b) const;
+  void same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
+                        std::uint32_t pc);
   void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
 
   // ------------------------------------------------------------ accesses
@@ -614,6 +632,8 @@ class Machine {
   std::vector<std::uint32_t> param_buf_, decl_buf_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
   std::vector<std::int32_t> free_sets_;
+  std::vector<std::vector<WriteEpoch>> write_sets_;  // Shadow::w_more
+  std::vector<std::int32_t> free_write_sets_;
   std::vector<Diagnostic> notes_;  // RunResult::notes
   RunStats stats_;
   std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted

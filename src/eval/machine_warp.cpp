@@ -421,7 +421,7 @@ void Machine<D>::wmma_store(const Instr& in, const std::vector<std::uint32_t>& g
         if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "a wmma fragment register that holds no pair of halves");
         v = float_val(s % 2 == 0 ? v.f : v.g);
       }
-      check_write(t, mem, c, pc_[t]);
+      check_write(t, mem, c, pc_[t], Access::Write, &v);
       mem.cells[c] = v;
     }
   }
