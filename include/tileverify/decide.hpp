@@ -21,7 +21,9 @@
 //
 // Modelling decisions (see docs/decide.md): 2^y = exp(y·ln2), and the float
 // constants nvcc uses for log2(e) and ln(2) (the known_constants() table) are
-// read as the real numbers 1/ln2 and ln2 when they scale an exponent.
+// read as the real numbers 1/ln2 and ln2 when they scale an exponent; so are
+// the kernels' constants rounded from c · log2(e) (within 1 ulp:
+// DecideLimits::constant_readings, read_rounded_constants).
 #pragma once
 
 #include "tileverify/expr.hpp"
@@ -36,6 +38,27 @@
 #include <vector>
 
 namespace tileverify {
+
+// A float a kernel holds: an immediate of its code or a scalar float argument.
+struct KernelConstant {
+  Rational value;     // exactly the float
+  bool f64 = false;   // its format: f64, else f32 (f64 if the value is no f32); the tolerance is 1 ulp of it
+  std::string where;  // for the report: "opt (attn_fa2)", "the scalar argument params[4]"
+};
+
+// A constant read as an exact product inside exponents (docs/decide.md,
+// "Constants rounded from products"): `value` reads as
+// factor · ln2^ln2_power, so factor · log2(e) for ln2_power = -1.
+// ln2_power = 0: not read (the note says why).
+struct ConstantReading {
+  Rational value;
+  Rational factor;
+  int ln2_power = -1;
+  // Empty for an exact product c · (a known_constants() float); else what
+  // the report says: the float, where it is, what it is read as and how
+  // close it is (a rounded product, read within 1 ulp of its format).
+  std::string note;
+};
 
 struct DecideLimits {
   std::size_t max_terms = 2'000'000;   // terms in any one normal form (or product)
@@ -67,6 +90,11 @@ struct DecideLimits {
   // check_equivalence: the kernel runs are strict (RunOptions::strict); a
   // spec's "strict": true turns it on too.
   bool strict = false;
+  // Constants of the two kernels read as exact products inside exponents,
+  // after the known_constants() table (read_rounded_constants;
+  // check_equivalence sets it from both kernels' constants, replacing what
+  // is given here).
+  std::vector<ConstantReading> constant_readings;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };
@@ -90,6 +118,11 @@ struct Decision {
   Counterexample counterexample;  // set when Refuted
   std::string reason;             // why Unknown; how it was Proved or Refuted
   DecideStats stats;
+  // Indices into DecideLimits::constant_readings that a constant was read
+  // by, in this decision or an earlier one of the same Decider (it keeps the
+  // normal forms of shared subexpressions): the union over a check's
+  // decisions is what the check read.
+  std::vector<std::size_t> constants_read;
   bool proved() const { return verdict == Verdict::Proved; }
   bool refuted() const { return verdict == Verdict::Refuted; }
   bool unknown() const { return verdict == Verdict::Unknown; }
@@ -145,5 +178,16 @@ struct KnownConstant {
   std::string origin;
 };
 const std::vector<KnownConstant>& known_constants();
+
+// The readings for the constants of both kernels, taken together (one table
+// for both sides):
+// - c · K for every constant c of either kernel and every float K of
+//   known_constants() (read as c · what K stands for: exact, K's reading);
+// - a constant within 1 ulp of its format of w · log2(e) or w · ln 2, where
+//   w is ±2^k · c (|k| <= 16) for a constant c of either kernel, or a small
+//   rational (odd parts below 64 for f32, 4096 for f64), read as exactly
+//   that product. A constant within 1 ulp of two different products is not
+//   read: its entry has ln2_power = 0 and a note saying so.
+std::vector<ConstantReading> read_rounded_constants(const std::vector<KernelConstant>& constants);
 
 }  // namespace tileverify

@@ -70,9 +70,11 @@ struct Launch {
 // hardware). SameValueWrite: unordered writes of the same value to one
 // element. Both are notes (RunResult::notes) unless RunOptions::strict, where
 // a barrier divergence is an error and a same-value write a Race.
+// ConstantRead: only ever a note (Report::notes) of an equivalence check: a
+// constant read as an exact product (read_rounded_constants, docs/decide.md).
 enum class DiagKind {
   Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
-  BarrierDivergence, SameValueWrite
+  BarrierDivergence, SameValueWrite, ConstantRead
 };
 const char* diag_kind_name(DiagKind k);
 

@@ -208,7 +208,7 @@ std::optional<Counterexample> Decider::Impl::check_point(detail::NumericEvaluato
 // Random points with small dyadic coordinates (exactly representable as
 // floats, so a counterexample can be replayed on a GPU as it is).
 std::optional<Counterexample> Decider::Impl::search_witness(Expr a, Expr b, unsigned attempts, std::uint64_t salt) {
-  detail::NumericEvaluator ev(ctx, {a, b});
+  detail::NumericEvaluator ev(ctx, {a, b}, &limits.constant_readings);
   std::mt19937_64 rng(limits.seed ^ (std::uint64_t(a.id) << 32 | b.id) ^ salt);
   std::vector<Rational> point(ev.symbols().size());
   for (unsigned t = 0; t < attempts; ++t) {
@@ -347,7 +347,7 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   // the base level.
   const unsigned base_sides = enc.side_conditions().size();
 
-  detail::NumericEvaluator ev(ctx, {a, b});
+  detail::NumericEvaluator ev(ctx, {a, b}, &limits.constant_readings);
   std::unordered_map<std::uint32_t, std::uint32_t> subst;
   std::size_t feasible = 0, unproved = 0;
   std::optional<Counterexample> witness;
@@ -661,18 +661,23 @@ Decider& Decider::operator=(Decider&&) noexcept = default;
 // with the reason. A Decider runs on worker threads, where an exception
 // would end the process.
 Decision Decider::decide(Expr a, Expr b) {
-  Decision d;
-  try {
-    return impl_->decide(a, b);
-  } catch (const LimitHit& h) {
-    d.reason = h.reason;
-  } catch (const z3::exception& e) {
-    d.reason = std::string("Z3 failed: ") + e.msg();
-  } catch (const std::bad_alloc&) {
-    d.reason = "ran out of memory while deciding this output";
-  } catch (const std::exception& e) {
-    d.reason = std::string("internal error while deciding this output: ") + e.what() + " (please report it)";
-  }
+  Decision d = [&] {
+    Decision u;
+    try {
+      return impl_->decide(a, b);
+    } catch (const LimitHit& h) {
+      u.reason = h.reason;
+    } catch (const z3::exception& e) {
+      u.reason = std::string("Z3 failed: ") + e.msg();
+    } catch (const std::bad_alloc&) {
+      u.reason = "ran out of memory while deciding this output";
+    } catch (const std::exception& e) {
+      u.reason = std::string("internal error while deciding this output: ") + e.what() + " (please report it)";
+    }
+    return u;
+  }();
+  // Also after a limit: what was read before it stays in the kept forms.
+  if (!impl_->limits.constant_readings.empty()) d.constants_read = impl_->alg.readings_used();
   return d;
 }
 

@@ -97,9 +97,24 @@ template class SeqInterner<std::uint32_t>;
 Algebra::Algebra(const ExprContext& ctx, const DecideLimits& limits) : ctx_(ctx), limits_(limits) {
   set_deadline(std::chrono::steady_clock::now());
   for (const KnownConstant& k : known_constants()) {
-    if (k.meaning == "1/ln2") log2e_values_.push_back(k.value);
-    if (k.meaning == "ln2") ln2_values_.push_back(k.value);
+    if (k.meaning == "1/ln2") log2e_values_.push_back({k.value, Rational(1), kNoReading});
+    if (k.meaning == "ln2") ln2_values_.push_back({k.value, Rational(1), kNoReading});
   }
+  // After the table, as read_known_constant tries them (the numeric check
+  // of a counterexample reads constants the same way).
+  for (std::size_t i = 0; i < limits.constant_readings.size(); ++i) {
+    const ConstantReading& k = limits.constant_readings[i];
+    if (k.ln2_power < 0) log2e_values_.push_back({k.value, k.factor, std::uint32_t(i)});
+    if (k.ln2_power > 0) ln2_values_.push_back({k.value, k.factor, std::uint32_t(i)});
+  }
+  reading_used_.assign(limits.constant_readings.size(), false);
+}
+
+std::vector<std::size_t> Algebra::readings_used() const {
+  std::vector<std::size_t> r;
+  for (std::size_t i = 0; i < reading_used_.size(); ++i)
+    if (reading_used_[i]) r.push_back(i);
+  return r;
 }
 
 void Algebra::set_deadline(std::chrono::steady_clock::time_point start) {
@@ -745,6 +760,8 @@ NF Algebra::pow(NF a, int k) {
 // Known constants: c * ln2^p with c = r * (a float of log2 e), r simple,
 // reads as r * ln2^(p-1); with c = r * (a float of ln 2) and p < 0 as
 // r * ln2^(p+1). Repeated while it applies (ex2 of ex2 gives ln2^2).
+// DecideLimits::constant_readings extend the table: c = r * value reads as
+// r * factor * ln2^(p-1) (or p+1).
 // What happens depends on c and p only, never on the other atoms of m.
 int Algebra::ln2_power(MonoId m) const {
   const MonoEntry* me = monos_.data(m);
@@ -777,24 +794,28 @@ std::int32_t Algebra::known_constants_power(Rational* c, std::int32_t p) {
   // softmax).
   const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | std::uint32_t(p);
   if (const std::uint32_t* hit = known_memo_.find(key)) {
-    const auto& [coef, shift] = known_results_[*hit];
-    if (shift != 0) *c = coefs_.get(coef);
-    return p + shift;
+    const KnownResult& k = known_results_[*hit];
+    if (k.shift != 0) *c = coefs_.get(k.coef);
+    for (std::uint32_t i : k.readings) reading_used_[i] = true;
+    return p + k.shift;
   }
-  const std::int32_t q = apply_known_constants_uncached(c, p);
+  std::vector<std::uint32_t> readings;
+  const std::int32_t q = apply_known_constants_uncached(c, p, &readings);
+  for (std::uint32_t i : readings) reading_used_[i] = true;
   known_memo_.insert(key, std::uint32_t(known_results_.size()));
-  known_results_.emplace_back(coefs_.intern(*c), q - p);
+  known_results_.push_back(KnownResult{coefs_.intern(*c), q - p, std::move(readings)});
   return q;
 }
 
 // Applies the rules to c * ln2^p; returns the power of ln2 left.
-std::int32_t Algebra::apply_known_constants_uncached(Rational* c, std::int32_t p) {
+std::int32_t Algebra::apply_known_constants_uncached(Rational* c, std::int32_t p, std::vector<std::uint32_t>* readings) {
   for (int guard = 0; guard < 64 && p != 0; ++guard) {
     bool applied = false;
-    for (const Rational& v : p >= 1 ? log2e_values_ : ln2_values_) {
-      Rational r = *c / v;
+    for (const KnownEntry& k : p >= 1 ? log2e_values_ : ln2_values_) {
+      Rational r = *c / k.value;
       if (simple_ratio(r)) {
-        *c = r;
+        *c = k.factor.is_one() ? r : r * k.factor;
+        if (k.reading != kNoReading) readings->push_back(k.reading);
         p += p >= 1 ? -1 : 1;
         applied = true;
         break;

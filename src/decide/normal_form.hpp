@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tileverify::detail {
@@ -177,6 +178,8 @@ class Algebra {
   bool is_zero(const NF& a) const { return a.num.zero(); }
 
   std::size_t peak_terms() const { return peak_terms_; }
+  // The DecideLimits::constant_readings this algebra has applied so far.
+  std::vector<std::size_t> readings_used() const;
   // Throws LimitHit past the deadline. Reads the clock once per 256 units
   // of work: a call is one unit, a merge of large polynomials many.
   void check_deadline(std::size_t work = 1);
@@ -208,7 +211,7 @@ class Algebra {
   void canon_cexp(Term& t);
   void append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out);
   void apply_known_constants(Rational* c, MonoId* m);
-  std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p);
+  std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p, std::vector<std::uint32_t>* readings);
   int ln2_power(MonoId m) const;
   MonoId ln2_pow_mono(std::int32_t k);  // ln2^k as a monomial
   std::int32_t known_constants_power(Rational* c, std::int32_t p);  // the rules on c * ln2^p
@@ -242,7 +245,16 @@ class Algebra {
   std::vector<std::shared_ptr<const Den>> compared_dens_;
   std::uint32_t ln2_atom_ = UINT32_MAX;
   MonoId ln2_mono_ = UINT32_MAX;
-  std::vector<Rational> log2e_values_, ln2_values_;
+  // c = r * value with r simple reads as r * factor times 1/ln2
+  // (log2e_values_) or ln2 (the known-constant rule); reading: the index in
+  // DecideLimits::constant_readings, kNoReading for known_constants().
+  static constexpr std::uint32_t kNoReading = UINT32_MAX;
+  struct KnownEntry {
+    Rational value, factor;
+    std::uint32_t reading;
+  };
+  std::vector<KnownEntry> log2e_values_, ln2_values_;
+  std::vector<bool> reading_used_;  // by index in DecideLimits::constant_readings
   struct CexpSplit {
     std::int32_t whole;  // 2^whole moves into the coefficient
     PolyId rest;         // the exponent left
@@ -251,7 +263,12 @@ class Algebra {
   std::vector<CexpSplit> cexp_splits_;
   std::unordered_map<std::int32_t, Rational> pow2_;
   FlatMap64 known_memo_;  // (coef, power of ln2) -> index in known_results_
-  std::vector<std::pair<CoefId, std::int32_t>> known_results_;  // (new coef, change of the ln2 power)
+  struct KnownResult {
+    CoefId coef;                          // the new coefficient
+    std::int32_t shift;                   // the change of the ln2 power
+    std::vector<std::uint32_t> readings;  // constant_readings it applied
+  };
+  std::vector<KnownResult> known_results_;
   bool overall_ = false;  // the deadline is limits.deadline
   std::size_t peak_terms_ = 0;
   std::size_t deadline_work_ = 0;

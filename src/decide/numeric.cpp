@@ -6,8 +6,9 @@
 
 namespace tileverify::detail {
 
-NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Expr>& roots)
-    : ctx_(ctx), roots_(roots) {
+NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Expr>& roots,
+                                   const std::vector<ConstantReading>* readings)
+    : ctx_(ctx), readings_(readings), roots_(roots) {
   std::vector<std::pair<std::uint32_t, bool>> stack;
   for (Expr r : roots) stack.push_back({r.id, false});
   while (!stack.empty()) {
@@ -50,7 +51,7 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
       case Op::Const: {
         Rational q;
         int p = 0;
-        if (read_constants && read_known_constant(ctx_.constant_value(e), &q, &p))
+        if (read_constants && read_known_constant(ctx_.constant_value(e), &q, &p, readings_))
           r = rat(q) * (p > 0 ? ln2 : (p < 0 ? 1 / ln2 : Real(1)));
         else
           r = rat(ctx_.constant_value(e));

@@ -1,6 +1,7 @@
 // High-precision numeric evaluation (internal): confirms counterexamples.
 #pragma once
 
+#include "tileverify/decide.hpp"
 #include "tileverify/expr.hpp"
 
 #include <boost/multiprecision/mpfr.hpp>
@@ -18,7 +19,9 @@ using RealLow = boost::multiprecision::mpfr_float_50;  // the cross-check
 // in topological order once.
 class NumericEvaluator {
  public:
-  NumericEvaluator(const ExprContext& ctx, const std::vector<Expr>& roots);
+  // `readings`: read_constants also reads these (DecideLimits::constant_readings).
+  NumericEvaluator(const ExprContext& ctx, const std::vector<Expr>& roots,
+                   const std::vector<ConstantReading>* readings = nullptr);
   const std::vector<Expr>& symbols() const { return symbols_; }
   // Whether ln2 occurs (the roots use 2^x): see numerically_different.
   bool uses_ln2() const { return uses_ln2_; }
@@ -39,6 +42,7 @@ class NumericEvaluator {
 
  private:
   const ExprContext& ctx_;
+  const std::vector<ConstantReading>* readings_;
   std::vector<Expr> roots_, order_, symbols_;
   std::unordered_map<std::uint32_t, std::uint32_t> pos_;
   bool uses_ln2_ = false;

@@ -142,6 +142,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::Limit: return Outcome::Unknown;
     case DiagKind::BarrierDivergence: return Outcome::BarrierDivergence;
     case DiagKind::SameValueWrite: return Outcome::Race;
+    case DiagKind::ConstantRead: return Outcome::Equivalent;  // never a verdict: only a note
   }
   return Outcome::Error;
 }
@@ -202,8 +203,17 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
 using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
 // bo's handles are in c2 when given (the optimized kernel ran into its own
 // context), else in c.
+// reading_notes: a note per DecideLimits::constant_readings entry (placed
+// in the code), reported if a decision read by it (or, for a constant left
+// as it is, if not every output was proved).
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
-                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2 = nullptr);
+                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2 = nullptr,
+                      const std::vector<Diagnostic>& reading_notes = {});
+// The float constants of a kernel and its launch; the limits with the
+// readings of both kernels' constants and a note for each (read_constants).
+void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name);
+DecideLimits read_constants(const DecideLimits& limits, const std::vector<KernelConstant>& cs,
+                            const std::vector<const Program*>& ks, std::vector<Diagnostic>* notes);
 
 // The spec's kernels with the names reports use: the kernel name alone for
 // one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their PTX
@@ -418,11 +428,13 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
   ExprContext c;
   SymbolicDomain dom(c);
   std::vector<GridRun> runs;
+  std::vector<KernelConstant> constants;  // of both kernels, for read_constants
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     auto t0 = std::chrono::steady_clock::now();
     auto p = load_program(*kernels[i].first, &r);
     r.stats.parse_seconds += since(t0);
     if (!p) return r;
+    add_constants(constants, *p, launch_of(spec, *kernels[i].first), kernels[i].second);
     t0 = std::chrono::steady_clock::now();
     runs.push_back(run_grid(*p, spec, *kernels[i].first, dom, c, run));
     r.stats.eval_seconds += since(t0);
@@ -436,8 +448,10 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
     time_ran_out(r, "after running both kernels over the grid, before deciding the outputs");
     return r;
   }
-  return decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, *limits, kernels[0].second,
-                        kernels[1].second);
+  std::vector<Diagnostic> reading_notes;
+  const DecideLimits dl = read_constants(*limits, constants, {}, &reading_notes);
+  return decide_outputs(std::move(r), c, runs[0].outputs, runs[1].outputs, dl, kernels[0].second,
+                        kernels[1].second, nullptr, reading_notes);
 }
 
 }  // namespace
@@ -497,6 +511,45 @@ Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_
       m.why += (m.why.empty() ? "" : ", ") + c.to_string(kv.first) + " = " + kv.second.str();
   }
   return m;
+}
+
+// Constants rounded from products (docs/decide.md): the float immediates and
+// scalar float arguments of both kernels, read together into one table, so
+// that both sides are read alike; the report notes every constant read
+// within a tolerance (and any left as it is because two products fit).
+void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name) {
+  for (const Rational& v : p.constants) out.push_back(KernelConstant{v, false, name});
+  // Arguments by their place in the spec's params, which both kernels share.
+  for (std::size_t i = 0; i < p.params.size() && i < l.args.size(); ++i) {
+    const DType t = p.params[i].dtype;
+    if (l.args[i].is_tensor || (t != DType::F32 && t != DType::F64)) continue;
+    const std::uint64_t bits = std::uint64_t(l.args[i].scalar);
+    out.push_back(KernelConstant{t == DType::F32 ? Rational::from_f32_bits(std::uint32_t(bits)) : Rational::from_f64_bits(bits),
+                                 t == DType::F64, "the scalar argument params[" + std::to_string(i) + "]"});
+  }
+}
+DecideLimits read_constants(const DecideLimits& limits, const std::vector<KernelConstant>& cs,
+                            const std::vector<const Program*>& ks, std::vector<Diagnostic>* notes) {
+  DecideLimits dl = limits;
+  dl.constant_readings = read_rounded_constants(cs);
+  for (const ConstantReading& k : dl.constant_readings) {
+    notes->emplace_back();
+    if (k.note.empty()) continue;
+    Diagnostic& d = notes->back();
+    d.kind = DiagKind::ConstantRead;
+    d.message = k.note;
+    // Where the constant is first used, if it is an immediate.
+    for (std::size_t i = 0; i < ks.size() && d.loc.file.empty(); ++i)
+      for (const Instr& in : ks[i]->code) {
+        bool uses = false;
+        for (const Operand& o : in.src) uses = uses || (o.kind == Operand::Kind::Float && ks[i]->constants[o.index] == k.value);
+        if (uses) {
+          d.loc = in.loc;
+          break;
+        }
+      }
+  }
+  return dl;
 }
 
 Report compare(const Program& ref, const Launch& lr, const Program& opt, const Launch& lo, const DecideLimits& limits,
@@ -573,12 +626,18 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
     time_ran_out(r, "after running both kernels, before deciding the outputs");
     return r;
   }
-  return decide_outputs(std::move(r), c, a.outputs, b.outputs, limits, ref_name, opt_name, c2.get());
+  std::vector<KernelConstant> cs;
+  add_constants(cs, ref, lr, ref_name);
+  add_constants(cs, opt, lo, opt_name);
+  std::vector<Diagnostic> reading_notes;
+  const DecideLimits dl = read_constants(limits, cs, {&ref, &opt}, &reading_notes);
+  return decide_outputs(std::move(r), c, a.outputs, b.outputs, dl, ref_name, opt_name, c2.get(), reading_notes);
 }
 
 // Compares two kernels' outputs element by element (r.verdict is Equivalent on entry).
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
-                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2) {
+                      const std::string& ref_name, const std::string& opt_name, const ExprContext* c2,
+                      const std::vector<Diagnostic>& reading_notes) {
   // The optimized kernel's handles here (copied from c2 on demand).
   std::vector<Expr> imported;
   auto here = [&](Expr y) {
@@ -624,6 +683,17 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
   stop.stop_at_first_refuted = true;
   auto ds = decide_all(c, c2 ? *c2 : c, pairs, imported, stop, limits.threads);  // one context: the plain decide_all
   r.stats.decide_seconds = since(t0);
+  // The constants read within a tolerance that some decision read by: the
+  // verdict is about the kernels with those constants read so.
+  std::vector<bool> read(limits.constant_readings.size(), false);
+  bool all_proved = true;
+  for (const Decision& d : ds) {
+    for (std::size_t i : d.constants_read) read[i] = true;
+    all_proved = all_proved && d.proved();
+  }
+  for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
+    if (!reading_notes[i].message.empty() && (read[i] || (limits.constant_readings[i].ln2_power == 0 && !all_proved)))
+      r.notes.push_back(reading_notes[i]);
   r.stats.outputs_compared = 0;
   for (std::size_t i = 0; i < ds.size(); ++i) {
     // Those left undecided after a refutation were not compared.

@@ -21,6 +21,7 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::Limit: return "limit";
     case DiagKind::BarrierDivergence: return "barrier_divergence";
     case DiagKind::SameValueWrite: return "same_value_write";
+    case DiagKind::ConstantRead: return "constant_read";
   }
   return "?";
 }
@@ -54,7 +55,7 @@ std::string Diagnostic::text() const {
             "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";
   } else {
     // A bad launch is found before any instruction runs: it has no place.
-    if ((kind != DiagKind::BadLaunch && kind != DiagKind::Limit) || !loc.file.empty())
+    if ((kind != DiagKind::BadLaunch && kind != DiagKind::Limit && kind != DiagKind::ConstantRead) || !loc.file.empty())
       os << "  at " << loc.with_source() << "\n";
     if (!threads.empty()) {
       os << "  thread" << (threads.size() > 1 ? "s " : " ");
