@@ -92,7 +92,23 @@ template class Machine<PayloadDomain>;
 
 template <class Domain>
 RunResult<Domain> run_program(const Program& program, const Launch& launch, Domain& domain, const RunOptions& options) {
-  return machine::Machine<Domain>(program, launch, domain, options).run();
+  RunResult<Domain> r = machine::Machine<Domain>(program, launch, domain, options).run();
+  // A run that stops as unsupported before it reaches an instruction the
+  // lowering already knew to be unsupported (a printf's argument buffer is
+  // written before the vprintf call) names that instruction too: it is
+  // usually the reason the user needs.
+  for (Diagnostic& d : r.diagnostics) {
+    if (d.kind != DiagKind::Unsupported && d.kind != DiagKind::NotStructured) continue;
+    for (const Instr& in : program.code) {
+      if (in.op != Opcode::Unsupported || in.src.empty() || std::size_t(in.src[0].imm) >= program.unsupported.size())
+        continue;
+      if (in.loc.line == d.loc.line && in.loc.file == d.loc.file) break;  // it is this one
+      d.detail += "  the kernel also has, at " + in.loc.with_source() + ": " +
+                  program.unsupported[std::size_t(in.src[0].imm)].why + "\n";
+      break;
+    }
+  }
+  return r;
 }
 
 template RunResult<SymbolicDomain> run_program(const Program&, const Launch&, SymbolicDomain&, const RunOptions&);

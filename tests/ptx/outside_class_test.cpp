@@ -93,6 +93,15 @@ TEST_CASE("nvcc's constructs outside the structured-CTA class are unsupported, n
                    {tensor("x", DType::F32, 32, Role::In), tensor("y", DType::F32, 32, Role::InOut)});
   CHECK(r.verdict == Outcome::Unsupported);
   CHECK(r.exit_code() == 3);
+  // printf: the run stops first at the argument buffer's 8-byte store (a
+  // local array of 4-byte elements); the report names the vprintf call the
+  // lowering kept too, which is the reason a user needs.
+  Report p = check("outside_class.ptx", "print", 32,
+                   {tensor("x", DType::F32, 32, Role::In), tensor("y", DType::F32, 32, Role::Out)});
+  INFO(p.text());
+  CHECK(p.verdict == Outcome::Unsupported);
+  CHECK(has(p.text(), "the kernel also has, at"));
+  CHECK(has(p.text(), "call to 'vprintf'"));
 }
 
 TEST_CASE("device runtime calls, environment registers and undeclared callees") {
