@@ -12,7 +12,8 @@ shift 2 2>/dev/null || shift $#
 cmds=${*:-"equiv check fpsan"}
 root=$(cd "$(dirname "$0")/.." && pwd)
 specs="$root/examples/kernels/*/*.json $root/tests/cases/limits_endless.json $root/tests/cases/limits_huge_grid.json \
-$root/tests/cases/rounded_scale/scale.json $root/tests/cases/rounded_scale/attn.json"
+$root/tests/cases/rounded_scale/scale.json $root/tests/cases/rounded_scale/attn.json \
+$root/tests/cases/rounded_scale/attn_d128_off3.json"
 broken=0
 now() { date +%s.%N; }
 for cmd in $cmds; do

@@ -39,6 +39,12 @@ namespace {
 using detail::LimitHit;
 using detail::Real;
 
+// The most terms a case split's max/min comparisons may give Z3 (see
+// case_split): Z3 internalizes about a million a second, and deleting them
+// costs as much again, so this keeps the part no timeout bounds near a
+// second.
+constexpr double kMaxComparisonTerms = 1e6;
+
 // ---------------------------------------------------------------- Z3 encoding
 
 // Encodes normal forms as Z3 terms of linear real arithmetic with
@@ -284,6 +290,28 @@ Decision Decider::Impl::case_split(Expr a, Expr b, Decision d) {
   // The goal: the numerator of lhs - rhs is nonzero somewhere in the case.
   detail::NF diff = alg.add(*norm.run(a), alg.neg(*norm.run(b)));
   if (diff.num.terms.size() > NfEncoder::kMaxTerms) return cannot("the difference");
+  // A max or min over n operands is encoded as n * (n - 1) comparisons, and
+  // Z3 turns each into a linear sum over both operands' terms when the
+  // formula is asserted. That internalization, and deleting the context
+  // afterwards, are bounded by no query timeout: a max over 128 attention
+  // scores of ~100 terms each ran 28 s past a 10 s deadline. So their size
+  // is counted first, as the split's case count is.
+  {
+    double comparison_terms = 0;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      if (norm.select_info(keys[k])) continue;
+      double sum = 0;
+      for (std::uint32_t x : alternatives[k]) sum += double(norm.run(Expr{x})->num.terms.size());
+      comparison_terms += 2 * double(alternatives[k].size() > 0 ? alternatives[k].size() - 1 : 0) * sum;
+      alg.check_deadline(alternatives[k].size());
+    }
+    if (comparison_terms > kMaxComparisonTerms) {
+      d.reason = "the normal forms differ with max/min/select treated as atoms, and the comparisons of a case split "
+                 "on them would give Z3 about " + std::to_string(std::uint64_t(comparison_terms)) +
+                 " terms (more than " + std::to_string(std::uint64_t(kMaxComparisonTerms)) + ")";
+      return d;
+    }
+  }
   for (std::size_t k = 0; k < keys.size(); ++k) {
     const std::uint32_t key = keys[k];
     Atom at{key, std::move(alternatives[k]), {}};
