@@ -442,6 +442,10 @@ struct Program {
     std::string why;
   };
   std::vector<UnsupportedInstr> unsupported;
+  // The first Opcode::Unsupported instruction in code order, or null.
+  const Instr* first_unsupported() const;
+  // Its entry of `unsupported`.
+  const UnsupportedInstr& unsupported_of(const Instr& in) const { return unsupported.at(std::size_t(in.src.at(0).imm)); }
   // A readable listing, one instruction a line, for reports and debugging.
   std::string listing() const;
   std::string instr_text(std::uint32_t pc) const;

@@ -143,8 +143,7 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
     case Opcode::Unsupported: {
       // Reached: what the run found before it stands (take_diagnostics
       // ranks it above this), the rest of the kernel is not verified.
-      const Program::UnsupportedInstr& u = p_.unsupported.at(std::size_t(in.src.at(0).imm));
-      fail(DiagKind::Unsupported, t, u.why);
+      fail(DiagKind::Unsupported, t, p_.unsupported_of(in).why);
     }
     default:
       out = fl ? float_op(t, in) : int_op(t, in);

@@ -97,17 +97,12 @@ RunResult<Domain> run_program(const Program& program, const Launch& launch, Doma
   // lowering already knew to be unsupported (a printf's argument buffer is
   // written before the vprintf call) names that instruction too: it is
   // usually the reason the user needs.
-  for (Diagnostic& d : r.diagnostics) {
-    if (d.kind != DiagKind::Unsupported && d.kind != DiagKind::NotStructured) continue;
-    for (const Instr& in : program.code) {
-      if (in.op != Opcode::Unsupported || in.src.empty() || std::size_t(in.src[0].imm) >= program.unsupported.size())
-        continue;
-      if (in.loc.line == d.loc.line && in.loc.file == d.loc.file) break;  // it is this one
-      d.detail += "  the kernel also has, at " + in.loc.with_source() + ": " +
-                  program.unsupported[std::size_t(in.src[0].imm)].why + "\n";
-      break;
-    }
-  }
+  const Instr* kept = program.first_unsupported();
+  if (!kept) return r;
+  for (Diagnostic& d : r.diagnostics)
+    if ((d.kind == DiagKind::Unsupported || d.kind == DiagKind::NotStructured) &&
+        !(kept->loc.line == d.loc.line && kept->loc.file == d.loc.file))  // not that instruction itself
+      d.detail += "  the kernel also has, at " + kept->loc.with_source() + ": " + program.unsupported_of(*kept).why + "\n";
   return r;
 }
 

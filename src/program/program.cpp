@@ -113,6 +113,12 @@ static std::string operand_text(const Program& p, const Operand& o) {
   return "?";
 }
 
+const Instr* Program::first_unsupported() const {
+  for (const Instr& in : code)
+    if (in.op == Opcode::Unsupported && !in.src.empty() && std::size_t(in.src[0].imm) < unsupported.size()) return &in;
+  return nullptr;
+}
+
 std::string Program::instr_text(std::uint32_t pc) const {
   if (pc >= code.size()) return "<end>";
   const Instr& in = code[pc];
@@ -129,7 +135,7 @@ std::string Program::instr_text(std::uint32_t pc) const {
   else if (in.op == Opcode::CpAsyncWait && in.mode == 1)
     os << "cp.async.wait_all";
   else if (in.op == Opcode::Unsupported && !in.src.empty() && std::size_t(in.src[0].imm) < unsupported.size())
-    return os.str() + unsupported[std::size_t(in.src[0].imm)].text + " (unsupported)";
+    return os.str() + unsupported_of(in).text + " (unsupported)";
   else if (in.op == Opcode::Trap)  // the assert's arguments are .param slots: not worth listing
     return os.str() + (in.mode == 1 ? "call __assertfail" : "trap");
   else

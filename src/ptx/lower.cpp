@@ -1732,10 +1732,9 @@ LowerResult lower_kernel(const Module& m, const std::string& name, std::uint64_t
 }
 
 std::optional<Error> first_unsupported(const Program& p) {
-  for (const Instr& in : p.code)
-    if (in.op == Opcode::Unsupported && !in.src.empty() && std::size_t(in.src[0].imm) < p.unsupported.size())
-      return Error{in.loc, p.unsupported[std::size_t(in.src[0].imm)].why, true};
-  return std::nullopt;
+  const Instr* in = p.first_unsupported();
+  if (!in) return std::nullopt;
+  return Error{in->loc, p.unsupported_of(*in).why, true};
 }
 
 }  // namespace tileverify::ptx
