@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tileverify {
@@ -36,19 +37,48 @@ struct Dim3 {
 };
 
 // What a pointer parameter points to, or a scalar parameter's value.
+// What an Out or InOut tensor holds when the kernel starts. Default: an
+// InOut tensor its inputs (symbols name[i]), an Out tensor nothing (reading
+// an element before writing it is an uninitialized read). Input: the input
+// symbols, for an Out tensor too. Value: every element init_value, or
+// -infinity / +infinity (init_inf -1 / +1) — a running max starts at -inf.
+enum class TensorInit : std::uint8_t { Default, Input, Value };
+
 struct TensorArg {
+  TensorArg() = default;
+  TensorArg(std::string n, DType t, std::vector<std::uint64_t> s, Role r = Role::In)
+      : name(std::move(n)), dtype(t), shape(std::move(s)), role(r) {}
   std::string name;  // the input symbols are name[i]
   DType dtype = DType::F32;
   std::vector<std::uint64_t> shape;
   Role role = Role::In;
+  TensorInit init = TensorInit::Default;
+  Rational init_value;
+  int init_inf = 0;  // -1: -infinity, +1: +infinity (with TensorInit::Value)
   std::uint64_t elements() const;
 };
+
+// A pointer parameter is a tensor; a scalar parameter a value: its bits, or
+// for a float scalar with symbolic set, the symbol `name` (a float the check
+// holds for every value of). Integer scalars are always concrete: they shape
+// control flow.
 struct LaunchArg {
   bool is_tensor = true;
   TensorArg tensor;
   std::int64_t scalar = 0;
-  static LaunchArg of_tensor(TensorArg t) { return LaunchArg{true, std::move(t), 0}; }
-  static LaunchArg of_scalar(std::int64_t v) { return LaunchArg{false, TensorArg{}, v}; }
+  bool symbolic = false;  // scalar: the float symbol tensor.name (tensor.dtype its type)
+  // A pointer the kernel never dereferences (a spec's "args" entry null):
+  // dereferencing it is a bad launch.
+  bool null_pointer = false;
+  static LaunchArg of_tensor(TensorArg t) { return LaunchArg{true, std::move(t), 0, false, false}; }
+  static LaunchArg of_scalar(std::int64_t v) { return LaunchArg{false, TensorArg{}, v, false, false}; }
+  static LaunchArg of_symbol(std::string name, DType t) {
+    TensorArg a;
+    a.name = std::move(name);
+    a.dtype = t;
+    return LaunchArg{false, std::move(a), 0, true, false};
+  }
+  static LaunchArg of_null() { return LaunchArg{true, TensorArg{}, 0, false, true}; }
 };
 
 struct Launch {

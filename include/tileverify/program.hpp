@@ -12,6 +12,7 @@
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -430,6 +431,9 @@ struct Program {
   // when unknown; it selects rules that changed between architectures
   // (warp syncs at different instructions synchronize from sm_70 on).
   unsigned sm = 0;
+  // The kernel's .reqntid and .maxntid (all 0: not given): the block size it
+  // must be launched with, and the largest it can be.
+  std::array<std::uint32_t, 3> reqntid{}, maxntid{};
   std::vector<ParamDecl> params;
   std::vector<BufferDecl> buffers;  // declared by the program; tensors come from the launch
   std::vector<RegisterDecl> registers;

@@ -15,6 +15,7 @@
 
 #include "tileverify/program.hpp"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,6 +147,8 @@ struct Kernel {
   std::vector<VarDecl> vars;   // declared in the body
   std::vector<Statement> body;
   SourceLoc loc;
+  // .reqntid / .maxntid (all 0: not given; missing dimensions are 1).
+  std::array<std::uint32_t, 3> reqntid{}, maxntid{};
   // Keeps the text and operands that body refers to; shared by every Kernel
   // of one parse and by their copies.
   std::shared_ptr<const ModuleStorage> storage;

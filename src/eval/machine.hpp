@@ -271,7 +271,13 @@ class Machine {
         return v;
       case Operand::Kind::Param: {
         const LaunchArg& a = l_.args[o.index];
-        if (a.is_tensor) {
+        if (a.null_pointer) {  // never dereferenced: the null pointer, an integer
+          v.kind = VKind::Int;
+          v.i = 0;
+        } else if (a.symbolic) {
+          v.kind = VKind::Float;
+          v.f = d_.input(a.tensor.name, 0);
+        } else if (a.is_tensor) {
           v.kind = VKind::Ptr;
           v.buf = param_buf_[o.index];
           v.i = 0;
@@ -358,7 +364,8 @@ class Machine {
     if (v.sched) schedule_dependent(t, v.sched, "an address");
     if (v.kind != VKind::Ptr)
       fail(DiagKind::NotStructured, t,
-           v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer"
+           v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer (a pointer "
+                                       "a spec gives as null is the integer 0)"
                                 : "an address that depends on tensor data");
     return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
   }

@@ -41,7 +41,7 @@ void Machine<D>::setup() {
     if (a.is_tensor && dtype_bytes(p_.params[i].dtype) != 8)
       bad_launch("parameter '" + p_.params[i].name + "' is a " + (p_.params[i].pointer ? "pointer" : "scalar") +
                  " but the launch gives a " + (a.is_tensor ? "tensor" : "scalar"));
-    if (!a.is_tensor) continue;
+    if (!a.is_tensor || a.null_pointer) continue;
     Memory<V> m;
     m.name = a.tensor.name;
     m.space = Space::Global;

@@ -866,12 +866,23 @@ class Parser {
       expect(')', "after the parameter list");
     }
     // Performance directives (.maxntid 128, 1, 1 / .reqntid / .minnctapersm / .noreturn ...).
+    // .reqntid and .maxntid are kept: a spec may leave the block to .reqntid,
+    // and a block above .maxntid cannot launch.
     while (peek().kind == Token::Kind::Ident && peek().text()[0] == '.') {
-      next();
+      const std::string_view d = next().text();
+      std::array<std::uint32_t, 3>* dims = d == ".reqntid" ? &k.reqntid : d == ".maxntid" ? &k.maxntid : nullptr;
+      std::size_t i = 0;
       while (peek().kind == Token::Kind::Number) {
-        next();
+        const Token& n = peek();
+        std::uint64_t v = count("a thread count");
+        if (dims) {
+          if (i >= 3 || v == 0 || v > 1024) fail(n, "a " + str(d) + " dimension must be 1 to 1024, at most three of them");
+          (*dims)[i++] = std::uint32_t(v);
+        }
         accept(',');
       }
+      if (dims)
+        for (; i < 3; ++i) (*dims)[i] = 1;
     }
     if (accept(';')) {  // a declaration only: kept so that a call to it can name what it is
       m_.declared_functions.emplace(std::move(k.name), k.loc);  // emplace keeps the first
