@@ -141,6 +141,7 @@ class Machine {
   // (see fill_inputs).
   static constexpr bool kLazyInputs = std::is_same<D, SymbolicDomain>::value;
   void fill_inputs(Memory<V>& m);
+  void fill_value(Memory<V>& m, const TensorArg& ta);
   // Cell c's value for a read: makes its input symbol first if it is still
   // to be made (see fill_inputs). Every read of a cell goes through here.
   const Val<V>& read_cell(Memory<V>& m, std::size_t c) {

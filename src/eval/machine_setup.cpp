@@ -52,7 +52,13 @@ void Machine<D>::setup() {
     reserve_cells(m, "tensor '" + m.name + "'", m.elements);
     m.cells.resize(m.elements);
     if (o_.check_races) m.shadow.resize(m.elements);
-    if (m.role == Role::In || m.role == Role::InOut) fill_inputs(m);
+    const TensorArg& ta = a.tensor;
+    if (ta.init != TensorInit::Default && m.role == Role::In)
+      bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
+    if (ta.init == TensorInit::Value)
+      fill_value(m, ta);
+    else if (m.role == Role::In || m.role == Role::InOut || ta.init == TensorInit::Input)
+      fill_inputs(m);
     param_buf_[i] = std::uint32_t(mem_.size());
     mem_.push_back(std::move(m));
   }
@@ -122,6 +128,24 @@ void Machine<D>::fill_inputs(Memory<V>& m) {
     m.cells[e].kind = ints ? VKind::Data : VKind::Float;
     if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
   }
+}
+
+// An output's given initial value (a running max's -inf, an accumulator's
+// 0): the same in every element; integer tensors take integers only.
+template <class D>
+void Machine<D>::fill_value(Memory<V>& m, const TensorArg& ta) {
+  const bool ints = !dtype_is_float(m.dtype);
+  if (ints && (ta.init_inf != 0 || !ta.init_value.fits_int64()))
+    bad_launch("tensor '" + m.name + "' holds integers (" + dtype_name(m.dtype) + "): its initial value must be a 64-bit integer");
+  Val<V> v;
+  if (ints) {
+    v.kind = VKind::Int;
+    v.i = ta.init_value.to_int64();
+  } else {
+    v.kind = VKind::Float;
+    v.f = ta.init_inf != 0 ? d_.infinity(ta.init_inf < 0) : d_.constant(ta.init_value);
+  }
+  std::fill(m.cells.begin(), m.cells.end(), v);
 }
 
 // Module data starts with its initializer: each element's little-endian
