@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Builds the Triton corpus: compiles every kernel of kernels.py with Triton
+for sm_80 (sm80/) and sm_90 (sm90/) through tools/triton/spec_from_triton.py
+and completes each spec with its nvcc reference (refs.cu -> refs.ptx) and the
+verdict expected.
+
+    python3 examples/triton/build.py            # from the repository root
+
+The PTX is checked in as Triton wrote it; only this script writes it.
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "triton"))
+import spec_from_triton as sft  # noqa: E402
+
+KERNELS = os.path.join(HERE, "kernels.py")
+
+# Sizes are small on purpose: the whole grid of both kernels runs and every
+# output is decided ("ctas": "all"), and boundary masks are exercised.
+N = 1000                  # vector add: the last CTA is partly masked
+SM_ROWS, SM_COLS = 4, 100  # softmax, one row per program, BLOCK 128
+LP_ROWS, LP_COLS = 5, 100  # looping softmax: 2 programs, column blocks of 32
+LN_ROWS, LN_COLS = 3, 50   # layernorm, BLOCK 64
+MM_M, MM_N, MM_K = 32, 32, 48  # matmul: K is not a multiple of 32
+SEQ, HEAD = 64, 16        # attention
+
+
+def vadd(kernel, expect):
+    return dict(kernel=kernel, grid=(4,), num_warps=4,
+                args={"x_ptr": f"f32[{N}]:in", "y_ptr": f"f32[{N}]:in", "out_ptr": f"f32[{N}]:out", "n": str(N),
+                      "BLOCK": "256"},
+                ref=dict(kernel="vadd_ref", block=[256, 1, 1], grid=[4, 1, 1], args=["x_ptr", "y_ptr", "out_ptr", "n"]),
+                expect=expect)
+
+
+def softmax_row(expect):
+    return dict(kernel="softmax_row", grid=(SM_ROWS,), num_warps=4,
+                args={"x_ptr": f"f32[{SM_ROWS},{SM_COLS}]:in", "y_ptr": f"f32[{SM_ROWS},{SM_COLS}]:out",
+                      "x_row_stride": str(SM_COLS), "y_row_stride": str(SM_COLS), "n_cols": str(SM_COLS),
+                      "BLOCK": "128"},
+                ref=dict(kernel="softmax_ref", block=[SM_ROWS, 1, 1], grid=[1, 1, 1],
+                         args=["x_ptr", "y_ptr", SM_ROWS, "n_cols"]),
+                expect=expect)
+
+
+def softmax_loop(kernel, expect):
+    return dict(kernel=kernel, grid=(2,), num_warps=1,
+                args={"x_ptr": f"f32[{LP_ROWS},{LP_COLS}]:in", "y_ptr": f"f32[{LP_ROWS},{LP_COLS}]:out",
+                      "n_rows": str(LP_ROWS), "n_cols": str(LP_COLS), "BLOCK": "32"},
+                ref=dict(kernel="softmax_ref", block=[LP_ROWS, 1, 1], grid=[1, 1, 1],
+                         args=["x_ptr", "y_ptr", "n_rows", "n_cols"]),
+                expect=expect)
+
+
+def layernorm(kernel, expect):
+    return dict(kernel=kernel, grid=(LN_ROWS,), num_warps=2,
+                args={"x_ptr": f"f32[{LN_ROWS},{LN_COLS}]:in", "w_ptr": f"f32[{LN_COLS}]:in",
+                      "b_ptr": f"f32[{LN_COLS}]:in", "y_ptr": f"f32[{LN_ROWS},{LN_COLS}]:out",
+                      "n_cols": str(LN_COLS), "eps": "f32:symbolic", "BLOCK": "64"},
+                ref=dict(kernel="layernorm_ref", block=[LN_ROWS, 1, 1], grid=[1, 1, 1],
+                         args=["x_ptr", "w_ptr", "b_ptr", "y_ptr", LN_ROWS, "n_cols", "eps"]),
+                expect=expect)
+
+
+def matmul(dtype, precision, bm, bn, bk, warps, dropped, expect):
+    t = "f16" if dtype == "f16" else "f32"
+    return dict(kernel="matmul", grid=((MM_M // bm) * (MM_N // bn),), num_warps=warps,
+                args={"a_ptr": f"{t}[{MM_M},{MM_K}]:in", "b_ptr": f"{t}[{MM_K},{MM_N}]:in",
+                      "c_ptr": f"f32[{MM_M},{MM_N}]:out", "M": str(MM_M), "N": str(MM_N), "K": str(MM_K),
+                      "stride_am": str(MM_K), "stride_ak": "1", "stride_bk": str(MM_N), "stride_bn": "1",
+                      "stride_cm": str(MM_N), "stride_cn": "1", "BLOCK_M": str(bm), "BLOCK_N": str(bn),
+                      "BLOCK_K": str(bk), "PRECISION": precision, "K_BLOCKS_DROPPED": str(dropped)},
+                ref=dict(kernel="matmul_ref_" + t, block=[16, 16, 1], grid=[MM_N // 16, MM_M // 16, 1],
+                         args=["a_ptr", "b_ptr", "c_ptr", "M", "N", "K"]),
+                expect=expect)
+
+
+def attention(block_m, rescale, expect):
+    return dict(kernel="attention", grid=(SEQ // block_m,), num_warps=4,
+                args={"q_ptr": f"f16[{SEQ},{HEAD}]:in", "k_ptr": f"f16[{SEQ},{HEAD}]:in",
+                      "v_ptr": f"f16[{SEQ},{HEAD}]:in", "o_ptr": f"f32[{SEQ},{HEAD}]:out",
+                      "sm_scale": "f32:symbolic", "seq_len": str(SEQ), "HEAD": str(HEAD), "BLOCK_M": str(block_m),
+                      "BLOCK_N": "32", "RESCALE": str(rescale)},
+                ref=dict(kernel="attention_ref", block=[SEQ, 1, 1], grid=[1, 1, 1],
+                         args=["q_ptr", "k_ptr", "v_ptr", "o_ptr", "sm_scale", "seq_len", HEAD]),
+                expect=expect)
+
+
+CORPUS = {
+    "vadd": vadd("vadd", "equivalent"),
+    "vadd_offbyone": vadd("vadd_offbyone", "not_equivalent"),
+    "softmax_row": softmax_row("equivalent"),
+    "softmax_loop": softmax_loop("softmax_loop", "equivalent"),
+    "softmax_loop_norescale": softmax_loop("softmax_loop_norescale", "not_equivalent"),
+    "layernorm": layernorm("layernorm", "equivalent"),
+    "layernorm_nomask": layernorm("layernorm_nomask", "not_equivalent"),
+    "matmul_f16_32x32x32": matmul("f16", "ieee", 32, 32, 32, 4, 0, "equivalent"),
+    "matmul_f16_16x32x16": matmul("f16", "ieee", 16, 32, 16, 2, 0, "equivalent"),
+    "matmul_f32_32x32x32": matmul("f32", "ieee", 32, 32, 32, 4, 0, "equivalent"),
+    "matmul_f32_16x32x16": matmul("f32", "ieee", 16, 32, 16, 2, 0, "equivalent"),
+    "matmul_tf32_32x32x32": matmul("f32", "tf32", 32, 32, 32, 4, 0, "equivalent"),
+    "matmul_tf32_16x32x16": matmul("f32", "tf32", 16, 32, 16, 2, 0, "equivalent"),
+    "matmul_f16_dropk": matmul("f16", "ieee", 32, 32, 16, 4, 1, "not_equivalent"),
+    "attention_m32": attention(32, True, "equivalent"),
+    "attention_m64": attention(64, True, "equivalent"),
+    "attention_m64_norescale": attention(64, False, "not_equivalent"),
+}
+
+
+def compact_json(obj):
+    """JSON with lists of numbers, strings and nulls on one line."""
+    text = json.dumps(obj, indent=2)
+    return re.sub(r"\[\s*([^\[\]{}]*?)\s*\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
+
+
+def build(arch, out_dir, only=None):
+    os.makedirs(out_dir, exist_ok=True)
+    for stem, c in CORPUS.items():
+        if only and stem not in only:
+            continue
+        argv = [KERNELS, c["kernel"], "--grid", ",".join(map(str, c["grid"])), "--num-warps", str(c["num_warps"]),
+                "--arch", str(arch), "--out-dir", out_dir, "--stem", stem]
+        for k, v in c["args"].items():
+            argv += ["--arg", f"{k}={v}"]
+        try:
+            spec = sft.main(argv)
+        except BaseException as e:  # record what failed, go on with the others
+            print(f"{stem}: FAILED: {e}", file=sys.stderr)
+            continue
+        ref = c["ref"]
+        spec["description"] = (f"Triton {c['kernel']} ({stem}, sm_{arch}) against the naive nvcc reference "
+                               f"{ref['kernel']} (refs.cu); PTX as Triton emitted it, from build.py")
+        spec["ref"] = {"ptx": "../refs.ptx", "kernel": ref["kernel"], "block": ref["block"], "grid": ref["grid"],
+                       "args": ref["args"]}
+        spec["grid"] = spec["opt"]["grid"]
+        spec["ctas"] = "all"
+        spec["expect"] = c["expect"]
+        ordered = {k: spec[k] for k in ("description", "ref", "opt", "grid", "ctas", "params", "expect")}
+        with open(os.path.join(out_dir, stem + ".json"), "w") as f:
+            f.write(compact_json(ordered))
+
+
+if __name__ == "__main__":
+    only = sys.argv[1:] or None
+    build(80, os.path.join(HERE, "sm80"), only)
+    build(90, os.path.join(HERE, "sm90"), only)

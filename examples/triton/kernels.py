@@ -1,0 +1,182 @@
+"""Triton kernels of the tileverify Triton corpus (examples/triton).
+
+Written for this corpus: each family has a correct kernel and a broken
+variant with one of the bugs tile kernels ship with (an off-by-one mask, a
+dropped K block, a missing rescale). build.py compiles them with Triton
+(sm_80 and sm_90 PTX) through tools/triton/spec_from_triton.py.
+"""
+import triton
+import triton.language as tl
+
+
+# ---------------------------------------------------------------- vector add
+@triton.jit
+def vadd(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@triton.jit
+def vadd_offbyone(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Broken: the mask drops the last element of the tensor.
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n - 1
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+# ---------------------------------------------------------------- softmax
+@triton.jit
+def softmax_row(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK: tl.constexpr):
+    # One program per row, the whole row in one block.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    e = tl.exp(x - m)
+    s = tl.sum(e, axis=0)
+    tl.store(y_ptr + row * y_row_stride + cols, e / s, mask=mask)
+
+
+@triton.jit
+def softmax_loop(x_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    # Persistent: each program takes rows pid, pid + num_programs, ...;
+    # a row is read in column blocks, with an online max and sum.
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for row in range(pid, n_rows, nprog):
+        m = tl.full([BLOCK], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK], tl.float32)
+        for c0 in range(0, n_cols, BLOCK):
+            cols = c0 + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+            m_new = tl.maximum(m, x)
+            s = s * tl.exp(m - m_new) + tl.exp(x - m_new)
+            m = m_new
+        row_max = tl.max(m, axis=0)
+        total = tl.sum(s * tl.exp(m - row_max), axis=0)
+        for c0 in range(0, n_cols, BLOCK):
+            cols = c0 + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+            tl.store(y_ptr + row * n_cols + cols, tl.exp(x - row_max) / total, mask=cols < n_cols)
+
+
+@triton.jit
+def softmax_loop_norescale(x_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    # Broken: the running sum is not rescaled when the running max grows.
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for row in range(pid, n_rows, nprog):
+        m = tl.full([BLOCK], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK], tl.float32)
+        for c0 in range(0, n_cols, BLOCK):
+            cols = c0 + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+            m_new = tl.maximum(m, x)
+            s = s + tl.exp(x - m_new)
+            m = m_new
+        row_max = tl.max(m, axis=0)
+        total = tl.sum(s * tl.exp(m - row_max), axis=0)
+        for c0 in range(0, n_cols, BLOCK):
+            cols = c0 + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+            tl.store(y_ptr + row * n_cols + cols, tl.exp(x - row_max) / total, mask=cols < n_cols)
+
+
+# ---------------------------------------------------------------- layernorm
+@triton.jit
+def layernorm(x_ptr, w_ptr, b_ptr, y_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    d = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(d * d, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n_cols + cols, d * rstd * w + b, mask=mask)
+
+
+@triton.jit
+def layernorm_nomask(x_ptr, w_ptr, b_ptr, y_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    # Broken: the padding lanes (x = 0 there) are not masked out of the
+    # variance: they add mean^2 for each padded column.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    d = x - mean
+    var = tl.sum(d * d, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * n_cols + cols, d * rstd * w + b, mask=mask)
+
+
+# ---------------------------------------------------------------- matmul
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
+           K_BLOCKS_DROPPED: tl.constexpr):
+    # C = A @ B; a tile of C per program. K_BLOCKS_DROPPED > 0 is the broken
+    # variant: the loop stops that many K blocks early.
+    pid = tl.program_id(0)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    pid_m = pid // grid_n
+    pid_n = pid % grid_n
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, tl.cdiv(K, BLOCK_K) - K_BLOCKS_DROPPED):
+        k = k0 * BLOCK_K + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + k[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + k[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(k[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# ---------------------------------------------------------------- attention
+@triton.jit
+def attention(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, seq_len, HEAD: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, RESCALE: tl.constexpr):
+    # FlashAttention forward for one head: a block of query rows per
+    # program, keys and values in blocks of BLOCK_N with an online softmax.
+    # RESCALE = False is the broken variant: the accumulator is not
+    # rescaled when the running max grows.
+    start_m = tl.program_id(0)
+    rm = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rd = tl.arange(0, HEAD)
+    q = tl.load(q_ptr + rm[:, None] * HEAD + rd[None, :])
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD], tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, seq_len, BLOCK_N):
+        rn = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(k_ptr + rn[None, :] * HEAD + rd[:, None])
+        qk = tl.dot(q, k)
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        if RESCALE:
+            acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + rn[:, None] * HEAD + rd[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + rm[:, None] * HEAD + rd[None, :], acc)
