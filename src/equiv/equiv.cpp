@@ -1,9 +1,9 @@
 // The public checks: running a spec's kernels (one CTA or the whole grid),
-// deciding every output element, and payload checks. Spec files are read in
-// spec.cpp, reports written in report.cpp.
+// deciding every output element. Payload checks are in payloads.cpp, spec
+// files are read in spec.cpp, reports written in report.cpp.
 #include "tileverify/equiv.hpp"
-#include "tileverify/payload_domain.hpp"
 
+#include "internal.hpp"
 #include "tileverify/ptx.hpp"
 
 #include <chrono>
@@ -18,6 +18,7 @@
 namespace tileverify {
 
 namespace fs = std::filesystem;
+using namespace internal;  // the helpers payloads.cpp shares (internal.hpp)
 // ---------------------------------------------------------------- running
 
 Launch launch_of(const Spec& s, const KernelSpec& k) {
@@ -37,7 +38,7 @@ Launch launch_of(const Spec& s, const KernelSpec& k) {
   return l;
 }
 
-namespace {
+namespace internal {
 
 // Lowers kernel k from an already parsed PTX file.
 KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
@@ -57,11 +58,11 @@ KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
   return r;
 }
 
-}  // namespace
+}  // namespace internal
 
 KernelLoad load_kernel(const KernelSpec& k) { return lower_parsed(ptx::parse_ptx_file(k.ptx), k); }
 
-namespace {
+namespace internal {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -106,27 +107,6 @@ void time_ran_out(Report& r, const std::string& what) {
   d.message = "time limit reached " + what;
   r.diagnostics.push_back(d);
   r.verdict = Outcome::Unknown;
-}
-
-// No exception leaves the public checks: running out of memory is a limit
-// (Unknown), anything else a bug of ours, reported as Unknown with a request
-// to report it, never an abort of the caller.
-template <class F>
-Report guarded(const Spec& spec, F&& check) {
-  const std::string what = spec.path.empty() ? std::string("the kernels") : "the spec " + spec.path;
-  Report r;
-  r.verdict = Outcome::Unknown;
-  try {
-    return check();
-  } catch (const std::bad_alloc&) {
-    r.error = "ran out of memory while checking " + what + " (lower --max-memory so that a limit ends it earlier, "
-              "or check a smaller launch)";
-  } catch (const std::exception& e) {
-    r.error = std::string("internal error: ") + e.what() + "; please report it, with " + what + " and its PTX";
-  } catch (...) {
-    r.error = "internal error (an unknown exception); please report it, with " + what + " and its PTX";
-  }
-  return r;
 }
 
 Outcome outcome_of(DiagKind k) {
@@ -192,7 +172,7 @@ void take_notes(Report& r, const std::vector<Diagnostic>& ns, const std::string&
 
 std::string abbreviate(const ExprContext& c, Expr e) { return c.to_string(e, 300); }
 
-}  // namespace
+}  // namespace internal
 
 namespace {
 
@@ -726,18 +706,8 @@ Report check_equivalence(const Spec& spec, const DecideLimits& given) {
   });
 }
 
-namespace {
+namespace internal {
 
-// Both kernels of a pair spec, lowered, with their launches and report names;
-// none (and the reason in *r) when the spec is no pair or a kernel does not load.
-struct LoadedPair {
-  Program ref;
-  std::optional<Program> own_opt;  // none: the optimized kernel is the reference itself
-  const Program& opt() const { return own_opt ? *own_opt : ref; }
-  Launch ref_launch, opt_launch;
-  std::string ref_name, opt_name;
-  double parse_seconds = 0;
-};
 std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, Report* r) {
   if (!spec.ref || !spec.opt) {
     r->error = spec.path + ": " + what + " needs \"ref\" and \"opt\"";
@@ -766,6 +736,10 @@ std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, R
                     kernels[0].second, kernels[1].second, since(t0)};
 }
 
+}  // namespace internal
+
+namespace {
+
 Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
   Report r;
   auto p = load_pair(spec, "an equivalence check", &r);
@@ -780,86 +754,5 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- payloads
-
-namespace {
-
-Report payloads(const Spec& spec, const PayloadOptions& options) {
-  Report r;
-  if (spec.all_ctas) {
-    r.error = spec.path + ": payload checks run one CTA (the spec's \"cta\", or --cta), not \"ctas\": \"all\"";
-    return r;
-  }
-  auto pair = load_pair(spec, "a payload check", &r);
-  if (!pair) return r;
-  r.stats.parse_seconds = pair->parse_seconds;
-  r.verdict = Outcome::Ok;  // take_diagnostics replaces it with what a run found
-  auto t0 = std::chrono::steady_clock::now();
-  for (unsigned trial = 0; trial < std::max(1u, options.trials); ++trial) {
-    const std::uint64_t seed = options.seed + trial;
-    if (past(options.limits.deadline)) {
-      time_ran_out(r, "after " + std::to_string(trial) + " of the " + std::to_string(options.trials) +
-                          " trials (the outputs agreed on all of them)");
-      break;
-    }
-    PayloadDomain dom(seed);
-    // Addresses and control flow of a structured kernel do not depend on the
-    // data, so the first run's race check holds for every input.
-    RunOptions ro = run_options(options.limits);
-    ro.check_races = trial == 0;
-    auto x = run_program(pair->ref, pair->ref_launch, dom, ro);
-    auto y = run_program(pair->opt(), pair->opt_launch, dom, ro);
-    ++r.stats.trials;
-    if (trial == 0) {
-      r.stats.ref = x.stats;
-      r.stats.opt = y.stats;
-    }
-    take_diagnostics(r, x.diagnostics, pair->ref_name);
-    take_notes(r, x.notes, pair->ref_name);
-    take_diagnostics(r, y.diagnostics, pair->opt_name);
-    take_notes(r, y.notes, pair->opt_name);
-    if (!r.diagnostics.empty()) break;
-    r.stats.outputs_compared = 0;
-    for (const auto& [name, xs] : x.outputs) {
-      auto other = y.outputs.find(name);
-      for (std::size_t e = 0; e < xs.size() && !r.mismatch; ++e) {
-        ++r.stats.outputs_compared;
-        std::optional<std::uint32_t> p = xs[e], q;
-        if (other != y.outputs.end() && e < other->second.size()) q = other->second[e];
-        if (p == q) continue;
-        Mismatch m;
-        m.output = name;
-        m.element = e;
-        auto show = [&](const std::optional<std::uint32_t>& v) {
-          if (!v) return std::string("(not written)");
-          std::ostringstream os;
-          os << dom.text(*v) << " (unembedded: " << PayloadDomain::to_float(*v) << ")";
-          return os.str();
-        };
-        m.ref_expr = show(p);
-        m.opt_expr = show(q);
-        m.why = "on random payload inputs number " + std::to_string(trial) + " (seed " + std::to_string(seed) +
-                "; rerun with --trials 1 --seed " + std::to_string(seed) + ")";
-        m.cta = spec.cta;
-        r.mismatch = m;
-        r.verdict = Outcome::PayloadsDiffer;
-      }
-      if (r.mismatch) break;
-    }
-    if (r.mismatch) break;
-  }
-  r.stats.eval_seconds = since(t0);
-  if (r.verdict == Outcome::Ok) r.verdict = Outcome::PayloadsAgree;
-  return r;
-}
-
-}  // namespace
-
-Report check_payloads(const Spec& spec, const PayloadOptions& given) {
-  PayloadOptions options = given;
-  options.limits.strict = options.limits.strict || spec.strict;
-  return guarded(spec, [&] { return payloads(spec, options); });
-}
 
 }  // namespace tileverify

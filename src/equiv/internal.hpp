@@ -1,0 +1,60 @@
+// What the checks of equiv.cpp and payloads.cpp share: loading a spec's
+// kernels, the limits of a run, and turning runs into a Report. Not public.
+#pragma once
+
+#include "tileverify/equiv.hpp"
+
+#include <chrono>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tileverify::internal {
+
+double since(std::chrono::steady_clock::time_point t0);
+bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline);
+// The options of one kernel run under a check's limits.
+RunOptions run_options(const RunLimits& l);
+// A check that ran out of time between its phases: Unknown, with what was done.
+void time_ran_out(Report& r, const std::string& what);
+// A run's diagnostics into the report, each message prefixed with `which`
+// (the kernel); the most serious decides the verdict.
+void take_diagnostics(Report& r, const std::vector<Diagnostic>& ds, const std::string& which);
+// A run's notes, a few of each kind.
+void take_notes(Report& r, const std::vector<Diagnostic>& ns, const std::string& which);
+
+// Both kernels of a pair spec, lowered, with their launches and report names;
+// none (and the reason in *r) when the spec is no pair or a kernel does not load.
+struct LoadedPair {
+  Program ref;
+  std::optional<Program> own_opt;  // none: the optimized kernel is the reference itself
+  const Program& opt() const { return own_opt ? *own_opt : ref; }
+  Launch ref_launch, opt_launch;
+  std::string ref_name, opt_name;
+  double parse_seconds = 0;
+};
+std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, Report* r);
+
+// No exception leaves the public checks: running out of memory is a limit
+// (Unknown), anything else a bug of ours, reported as Unknown with a request
+// to report it, never an abort of the caller.
+template <class F>
+Report guarded(const Spec& spec, F&& check) {
+  const std::string what = spec.path.empty() ? std::string("the kernels") : "the spec " + spec.path;
+  Report r;
+  r.verdict = Outcome::Unknown;
+  try {
+    return check();
+  } catch (const std::bad_alloc&) {
+    r.error = "ran out of memory while checking " + what + " (lower --max-memory so that a limit ends it earlier, "
+              "or check a smaller launch)";
+  } catch (const std::exception& e) {
+    r.error = std::string("internal error: ") + e.what() + "; please report it, with " + what + " and its PTX";
+  } catch (...) {
+    r.error = "internal error (an unknown exception); please report it, with " + what + " and its PTX";
+  }
+  return r;
+}
+
+}  // namespace tileverify::internal
