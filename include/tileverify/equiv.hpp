@@ -82,6 +82,9 @@ struct Mismatch {
   std::uint64_t element = 0;
   std::string ref_expr, opt_expr;  // abbreviated
   Counterexample counterexample;   // empty inputs when one side did not write the element
+  // The counterexample's input values by tensor, element i at [i] (none for
+  // an element it leaves free): its symbols' names, kept for the JSON report.
+  std::map<std::string, std::vector<std::optional<Rational>>> inputs;
   std::string why;
   Dim3 cta{0, 0, 0};  // the CTA whose run showed it
 };

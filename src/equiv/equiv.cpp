@@ -487,8 +487,13 @@ Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_
   m.why = d.reason;
   if (d.refuted()) {  // name the inputs while the context is alive
     m.why.clear();
-    for (const auto& kv : d.counterexample.inputs.values)
+    for (const auto& kv : d.counterexample.inputs.values) {
       m.why += (m.why.empty() ? "" : ", ") + c.to_string(kv.first) + " = " + kv.second.str();
+      if (c.op(kv.first) != Op::Symbol) continue;
+      auto& values = m.inputs[c.symbol_tensor(kv.first)];
+      values.resize(std::max<std::size_t>(values.size(), c.symbol_index(kv.first) + 1));
+      values[c.symbol_index(kv.first)] = kv.second;
+    }
   }
   return m;
 }

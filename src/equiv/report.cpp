@@ -1,8 +1,11 @@
 // Reports: the verdict's exit code, the text for people and the JSON.
 #include "tileverify/equiv.hpp"
 
+#include "../util/source_name.hpp"
+
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <sstream>
 
 namespace tileverify {
@@ -61,6 +64,30 @@ std::string first_inputs(const std::string& list, std::size_t most) {
   return list.substr(0, cut) + ", ... (" + std::to_string(count) + " inputs in all; --json lists every one)";
 }
 
+using util::source_name;
+using util::source_names_in;
+
+// A diagnostic as the report shows it: names as the CUDA source spells them
+// (nvcc's PTX has red5's `static __shared__ float s[]` as _ZZ4red5PKfPfE1s).
+// The PTX instructions quoted in its accesses stay as they are.
+Diagnostic in_source_names(Diagnostic d) {
+  d.message = source_names_in(d.message);
+  d.detail = source_names_in(d.detail);
+  d.buffer = source_name(d.buffer);
+  return d;
+}
+
+// An input value of a counterexample in the JSON report: a number where JSON
+// holds it exactly (an integer up to 2^53, else a double equal to the
+// rational), else the exact rational as a string ("1/3").
+nlohmann::json input_value(const Rational& v) {
+  std::int64_t n = 0, d = 0;
+  if (v.to_int64_pair(&n, &d) && d == 1 && n <= (std::int64_t(1) << 53) && n >= -(std::int64_t(1) << 53)) return n;
+  const double x = v.to_double();
+  if (std::isfinite(x) && Rational::from_double(x) == v) return x;
+  return v.str();
+}
+
 }  // namespace
 
 std::string Report::text() const {
@@ -83,38 +110,40 @@ std::string Report::text() const {
         os << "UNKNOWN: not every output could be decided (" << stats.proved << " of " << stats.outputs_compared
            << " proved)\n";
       else if (!error.empty())
-        os << "UNKNOWN: " << error << "\n";
+        os << "UNKNOWN: " << source_names_in(error) << "\n";
       else
         os << "UNKNOWN: a limit was reached before the check finished\n";
       break;
     case Outcome::Error:
       // Launch errors come as diagnostics (below), with the kernel they concern.
-      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
+      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : source_names_in(error))
+         << "\n";
       break;
     case Outcome::Unsupported:
       os << "UNSUPPORTED: outside what tileverify verifies\n";
-      if (!error.empty()) os << "  " << error << "\n";
+      if (!error.empty()) os << "  " << source_names_in(error) << "\n";
       break;
     default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
   }
-  for (const Diagnostic& d : diagnostics) os << d.text();
+  for (const Diagnostic& d : diagnostics) os << in_source_names(d).text();
   // Findings that leave the verdict alone come after the evidence for it.
-  for (const Diagnostic& d : notes) os << (d.kind == DiagKind::BarrierDivergence ? "warning: " : "note: ") << d.text();
+  for (const Diagnostic& d : notes)
+    os << (d.kind == DiagKind::BarrierDivergence ? "warning: " : "note: ") << in_source_names(d).text();
   if (mismatch) {
     os << (verdict == Outcome::Unknown ? "  first undecided output: " : "  first differing output: ") << mismatch->output << "[" << mismatch->element << "]";
     if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)
       os << " (CTA " << mismatch->cta.x << "," << mismatch->cta.y << "," << mismatch->cta.z << ")";
     os << "\n";
-    os << "    ref: " << mismatch->ref_expr << "\n";
-    os << "    opt: " << mismatch->opt_expr << "\n";
+    os << "    ref: " << source_names_in(mismatch->ref_expr) << "\n";
+    os << "    opt: " << source_names_in(mismatch->opt_expr) << "\n";
     if (verdict == Outcome::PayloadsDiffer) {
-      os << "  " << mismatch->why << "\n";
+      os << "  " << source_names_in(mismatch->why) << "\n";
     } else if (verdict == Outcome::NotEquivalent && !mismatch->counterexample.lhs_value.empty()) {
       os << "  counterexample: " << first_inputs(mismatch->why, 24) << "\n";
       os << "    ref gives " << mismatch->counterexample.lhs_value << "\n";
       os << "    opt gives " << mismatch->counterexample.rhs_value << "\n";
     } else if (!mismatch->why.empty()) {
-      os << "  " << mismatch->why << "\n";
+      os << "  " << source_names_in(mismatch->why) << "\n";
     }
   }
   if (verdict != Outcome::Error)
@@ -126,15 +155,18 @@ std::string Report::text() const {
 std::string Report::json() const {
   nlohmann::json j;
   j["verdict"] = outcome_name(verdict);
+  // Names as the source spells them, and as the PTX does (docs/reports.md).
   auto diagnostic = [](const Diagnostic& d) {
     nlohmann::json x;
     x["kind"] = diag_kind_name(d.kind);
-    x["message"] = d.message;
+    x["message"] = source_names_in(d.message);
+    x["message_ptx"] = d.message;
     x["location"] = d.loc.text();
     if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
     x["threads"] = d.threads;
     if (!d.buffer.empty()) {
       x["buffer"] = d.buffer;
+      x["buffer_name"] = source_name(d.buffer);
       x["element"] = d.element;
     }
     for (const AccessInfo& a : d.accesses) {
@@ -152,19 +184,27 @@ std::string Report::json() const {
   for (const Diagnostic& d : diagnostics) j["diagnostics"].push_back(diagnostic(d));
   j["notes"] = nlohmann::json::array();
   for (const Diagnostic& d : notes) j["notes"].push_back(diagnostic(d));
-  if (!error.empty()) j["error"] = error;
+  if (!error.empty()) j["error"] = source_names_in(error);
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;
     m["element"] = mismatch->element;
-    m["ref"] = mismatch->ref_expr;
-    m["opt"] = mismatch->opt_expr;
+    m["ref"] = source_names_in(mismatch->ref_expr);
+    m["opt"] = source_names_in(mismatch->opt_expr);
     if (!mismatch->counterexample.lhs_value.empty()) {
-      m["inputs"] = mismatch->why;
+      // Tensor name -> its elements' values (null: an element the
+      // counterexample leaves free).
+      nlohmann::json inputs = nlohmann::json::object();
+      for (const auto& [name, values] : mismatch->inputs) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const std::optional<Rational>& v : values) list.push_back(v ? input_value(*v) : nlohmann::json());
+        inputs[name] = list;
+      }
+      m["inputs"] = inputs;
       m["ref_value"] = mismatch->counterexample.lhs_value;
       m["opt_value"] = mismatch->counterexample.rhs_value;
     } else {
-      m["reason"] = mismatch->why;
+      m["reason"] = source_names_in(mismatch->why);
     }
     j["counterexample"] = m;
   }

@@ -1,9 +1,13 @@
 // Readable infix printing of expressions.
 #include "tileverify/expr.hpp"
 
+#include "../decide/known_constants.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 namespace tileverify {
 
@@ -94,6 +98,10 @@ class Printer {
         return;
       }
       case Op::Exp: {
+        if (auto merged = exponentials({e})) {
+          print_exponential(*merged);
+          return;
+        }
         // exp(y * ln2) is how 2^y is built: print it as ex2(y).
         Expr arg = ctx_.children(e)[0];
         if (ctx_.op(arg) == Op::Mul) {
@@ -254,7 +262,18 @@ class Printer {
       emit(frac || t[0] == '-' ? "(" + t + ")" : t);
       first = false;
     }
+    // 2^y factors print as one exponential (see print_exponentials).
+    std::vector<Expr> ex2s;
+    for (Expr c : num)
+      if (ex2_exponent(c, nullptr)) ex2s.push_back(c);
+    const std::optional<Exponential> merged = ex2s.empty() ? std::nullopt : exponentials(ex2s);
+    if (merged) {
+      if (!first) emit("*");
+      first = false;
+      print_exponential(*merged);
+    }
     for (Expr c : num) {
+      if (merged && std::find(ex2s.begin(), ex2s.end(), c) != ex2s.end()) continue;
       if (!first) emit("*");
       first = false;
       print(c, 2);
@@ -270,6 +289,170 @@ class Printer {
       if (group) emit(")");
     }
     if (paren) emit(")");
+  }
+
+  // ---- exponentials as the source wrote them
+  //
+  // nvcc's expf(x) is a range reduction, 2^n · 2^(x·log2e - n) with
+  // n = 252·min(1, max(0, x·log2e/252 + 0.5)) - 126, and __expf(x) is
+  // 2^(x·0f3FB8AA3B). As reals both are e^x, once the float log2(e) is read
+  // as 1/ln 2, as the decider reads it (known_constants(), docs/decide.md).
+  // So the 2^y factors of a product print as one exponential, their
+  // exponents summed (n cancels), and as exp(...) when every coefficient of
+  // the sum reads as a multiple of 1/ln 2: exp(x[0]), not the reduction.
+  // Only the printing changes: the decider sees the expression as built.
+
+  // A sum of products of atoms: the atoms' handles (sorted) -> coefficient;
+  // the empty key is the constant term.
+  using Linear = std::map<std::vector<std::uint32_t>, Rational>;
+
+  // Whether e is 2^y, built as exp(y·ln2); its exponent y as a sum in *out.
+  bool ex2_exponent(Expr e, Linear* out) const {
+    if (ctx_.op(e) != Op::Exp) return false;
+    const Expr arg = ctx_.children(e)[0];
+    if (ctx_.op(arg) != Op::Mul) return false;
+    std::vector<Expr> rest;
+    bool has_ln2 = false;
+    for (Expr f : ctx_.children(arg)) {
+      if (!has_ln2 && ctx_.op(f) == Op::Named && ctx_.name(f) == "ln2")
+        has_ln2 = true;
+      else
+        rest.push_back(f);
+    }
+    if (!has_ln2) return false;
+    if (!out) return true;
+    int budget = 512;  // nodes looked at: a huge exponent prints as it is
+    return add_product(rest, Rational(1), *out, budget);
+  }
+
+  // k · (the product of fs), added to out.
+  bool add_product(const std::vector<Expr>& fs, Rational k, Linear& out, int& budget) const {
+    std::vector<std::uint32_t> atoms;
+    for (Expr f : fs) {
+      if (ctx_.op(f) == Op::Const)
+        k = k * ctx_.constant_value(f);
+      else
+        atoms.push_back(f.id);
+    }
+    if (atoms.size() == 1) return add_linear(Expr{atoms[0]}, k, out, budget);
+    std::sort(atoms.begin(), atoms.end());
+    out[atoms] = out[atoms] + k;
+    return true;
+  }
+  bool add_linear(Expr e, const Rational& k, Linear& out, int& budget) const {
+    if (--budget < 0) return false;
+    switch (ctx_.op(e)) {
+      case Op::Const: out[{}] = out[{}] + k * ctx_.constant_value(e); return true;
+      case Op::Add:
+        for (Expr c : ctx_.children(e))
+          if (!add_linear(c, k, out, budget)) return false;
+        return true;
+      case Op::Mul: {
+        std::vector<Expr> fs;
+        for (Expr c : ctx_.children(e)) fs.push_back(c);
+        return add_product(fs, k, out, budget);
+      }
+      default: out[{e.id}] = out[{e.id}] + k; return true;
+    }
+  }
+
+  // The product of 2^y factors as one exponential: e^nats · 2^whole when
+  // every coefficient reads as a multiple of 1/ln 2, else 2^bits.
+  struct Exponential {
+    bool in_nats = false;
+    Linear nats, bits;
+    Rational whole;
+  };
+  // None for a single factor whose exponent does not read so (it prints as
+  // ex2(y), as built) or an exponent too large to look at.
+  std::optional<Exponential> exponentials(const std::vector<Expr>& ex2s) const {
+    Linear bits;
+    for (Expr e : ex2s)
+      if (!ex2_exponent(e, &bits)) return std::nullopt;
+    Linear nats;  // the exponent in base e, where every coefficient reads so
+    Rational whole(0);  // a constant left in base 2
+    bool in_nats = true;
+    for (const auto& [atoms, c] : bits) {
+      if (c.is_zero()) continue;
+      if (atoms.empty()) {
+        whole = c;
+        continue;
+      }
+      Rational r;
+      int ln2_power = 0;
+      if (detail::read_known_constant(c, &r, &ln2_power) && ln2_power == -1)
+        nats[atoms] = r;
+      else
+        in_nats = false;
+    }
+    if (in_nats && !nats.empty()) return Exponential{true, std::move(nats), {}, whole};
+    if (ex2s.size() < 2) return std::nullopt;
+    return Exponential{false, {}, std::move(bits), Rational(0)};
+  }
+  void print_exponential(const Exponential& x) {
+    emit(x.in_nats ? "exp(" : "ex2(");
+    print_linear(x.in_nats ? x.nats : x.bits);
+    emit(")");
+    if (!x.whole.is_zero()) {
+      emit("*ex2(");
+      print_linear({{{}, x.whole}});
+      emit(")");
+    }
+  }
+
+  void print_linear(const Linear& terms) {
+    // One coefficient shared, up to sign, by every term but the constant (a
+    // scale times log2(e) in an attention kernel's exponent) is printed
+    // once: c*(a + b - m).
+    std::optional<Rational> common;
+    std::size_t n = 0;
+    for (const auto& [atoms, c] : terms) {
+      if (atoms.empty() || c.is_zero()) continue;
+      const Rational a = c.sign() < 0 ? -c : c;
+      if (n++ == 0) common = a;
+      else if (common && !(a == *common)) common.reset();
+    }
+    if (n >= 2 && common && !common->is_one()) {
+      Linear rest;
+      for (const auto& [atoms, c] : terms)
+        if (!atoms.empty() && !c.is_zero()) rest[atoms] = Rational(c.sign());
+      bool frac = false;
+      const std::string t = rational_text(*common, &frac);
+      emit(frac || t[0] == '-' ? "(" + t + ")" : t);
+      emit("*(");
+      print_linear(rest);
+      emit(")");
+      auto constant = terms.find({});
+      if (constant != terms.end() && !constant->second.is_zero()) {
+        const bool neg = constant->second.sign() < 0;
+        emit(neg ? " - " : " + ");
+        print_linear({{{}, neg ? -constant->second : constant->second}});
+      }
+      return;
+    }
+    bool first = true;
+    auto term = [&](const std::vector<std::uint32_t>& atoms, const Rational& c) {
+      if (c.is_zero()) return;
+      const bool neg = c.sign() < 0;
+      emit(first ? (neg ? "-" : "") : (neg ? " - " : " + "));
+      first = false;
+      const Rational a = neg ? -c : c;
+      if (atoms.empty() || !a.is_one()) {
+        bool frac = false;
+        const std::string t = rational_text(a, &frac);
+        emit(frac && !atoms.empty() ? "(" + t + ")" : t);
+        if (!atoms.empty()) emit("*");
+      }
+      for (std::size_t i = 0; i < atoms.size(); ++i) {
+        if (i) emit("*");
+        print(Expr{atoms[i]}, atoms.size() > 1 || !a.is_one() || neg ? 2 : 1);
+      }
+    };
+    for (const auto& [atoms, c] : terms)
+      if (!atoms.empty()) term(atoms, c);
+    auto constant = terms.find({});
+    if (constant != terms.end()) term({}, constant->second);
+    if (first) emit("0");
   }
 
   static constexpr int kMaxDepth = 512;
