@@ -1,0 +1,215 @@
+// Running one kernel over every CTA of its grid ("ctas": "all"), for the
+// symbolic checks (equiv.cpp) and payload checks (payloads.cpp). Not public.
+#pragma once
+
+#include "internal.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tileverify::internal {
+
+inline std::string cta_name(const Dim3& d) {
+  return "CTA (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// One kernel run on every CTA of its grid into one global memory. Nothing
+// orders two CTAs, so an element that one CTA writes and another touches is a
+// race, unless both only apply the same atomic (add, min, max): those merge.
+template <class V>
+struct GridRun {
+  std::map<std::string, std::vector<std::optional<V>>> outputs;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<Diagnostic> notes;  // a few, from the first CTAs that had any
+  RunStats stats;
+};
+
+// check_races: each CTA's run checks its own races too (a payload check
+// checks them on its first input only; races between CTAs are always checked).
+template <class Domain>
+GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom, const RunLimits& limits,
+                                         bool check_races = true) {
+  using V = typename Domain::Value;
+  GridRun<V> g;
+  RunOptions opts = run_options(limits);
+  opts.record_touches = true;
+  opts.check_races = check_races;
+  const std::uint64_t total = l.grid.count();
+  std::uint64_t done = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Before each CTA: the deadline, and (once a few CTAs give a rate) whether
+  // the rest can finish before it. A grid of 2^31 CTAs would run for hours:
+  // better to say so at once than at the deadline.
+  auto out_of_time = [&]() -> bool {
+    if (!limits.deadline) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const double spent = std::chrono::duration<double>(now - t0).count();
+    const double left = std::chrono::duration<double>(*limits.deadline - now).count();
+    Diagnostic d;
+    d.kind = DiagKind::Limit;
+    if (left <= 0) {
+      d.message = "time limit reached after running " + std::to_string(done) + " of the " + std::to_string(total) +
+                  " CTAs of the grid";
+    } else if (done >= 8 && spent >= 0.05 && spent / double(done) * double(total - done) > 2 * left) {
+      const double need = spent / double(done) * double(total);
+      std::ostringstream os;
+      os.precision(3);
+      os << "running all " << total << " CTAs of the grid would take about " << need << " s at the rate of the first "
+         << done << " (" << spent / double(done) * 1e3 << " ms each), past the time limit (" << left
+         << " s left): check one CTA (\"cta\" or --cta) or a smaller grid, or raise --timeout";
+      d.message = os.str();
+    } else {
+      return false;
+    }
+    g.diagnostics.push_back(d);
+    return true;
+  };
+  struct Owner {
+    Dim3 cta;
+    Touch touch;
+  };
+  std::map<std::string, std::vector<std::optional<Owner>>> owners;
+  std::map<std::string, std::vector<std::vector<V>>> atomic_parts;  // per element: each CTA's final value
+  auto access = [&](const Owner& o) {
+    AccessInfo a;
+    a.thread = o.touch.thread;
+    a.pc = o.touch.pc;
+    a.write = o.touch.kinds & (Touch::kWrite | Touch::kAtomic);
+    a.loc = p.code[o.touch.pc].loc;
+    a.instr = p.instr_text(o.touch.pc);
+    a.kind = o.touch.kinds & Touch::kAtomic ? "atomic" : a.write ? "write" : "read";
+    return a;
+  };
+  for (std::uint32_t z = 0; z < l.grid.z; ++z)
+    for (std::uint32_t y = 0; y < l.grid.y; ++y)
+      for (std::uint32_t x = 0; x < l.grid.x; ++x) {
+        l.cta = Dim3{x, y, z};
+        if (out_of_time()) return g;
+        auto run = run_program(p, l, dom, opts);
+        ++done;
+        if (limits.grid_progress) limits.grid_progress(done, total);
+        g.stats.thread_instructions += run.stats.thread_instructions;
+        g.stats.block_syncs += run.stats.block_syncs;
+        g.stats.warp_syncs += run.stats.warp_syncs;
+        for (Diagnostic d : run.notes)
+          if (g.notes.size() < 8) {
+            d.message = cta_name(l.cta) + ": " + d.message;
+            g.notes.push_back(std::move(d));
+          }
+        if (!run.diagnostics.empty()) {
+          for (Diagnostic d : run.diagnostics) {
+            d.message = cta_name(l.cta) + ": " + d.message;
+            g.diagnostics.push_back(d);
+          }
+          return g;
+        }
+        for (const auto& [name, ts] : run.touches) {
+          auto& own = owners[name];
+          own.resize(ts.size());
+          auto out_it = run.outputs.find(name);
+          for (std::size_t e = 0; e < ts.size(); ++e) {
+            const Touch& t = ts[e];
+            if (!t.kinds) continue;
+            Owner mine{l.cta, t};
+            if (own[e]) {
+              const Owner& o = *own[e];
+              bool o_upd = o.touch.kinds & (Touch::kWrite | Touch::kAtomic), m_upd = t.kinds & (Touch::kWrite | Touch::kAtomic);
+              bool both_atomic = o.touch.kinds == Touch::kAtomic && t.kinds == Touch::kAtomic &&
+                                 o.touch.atomic_op == t.atomic_op && o.touch.atomic_op <= std::uint8_t(AtomOp::Max);
+              // Both CTAs only stored to the element, with plain stores of
+              // one width, and left the same value: the runs share one
+              // context, so the same expression is the same handle. Every
+              // order leaves that value (see same_value_write in
+              // machine_memory.cpp): a note, or a race under strict.
+              auto width = [&](std::uint32_t pc) -> std::size_t {
+                const Instr& in = p.code[pc];
+                return in.op == Opcode::St || in.op == Opcode::WmmaStore ? dtype_bytes(in.type) : 0;
+              };
+              bool same_value = false;
+              if (o.touch.kinds == Touch::kWrite && t.kinds == Touch::kWrite && width(o.touch.pc) != 0 &&
+                  width(o.touch.pc) == width(t.pc) && out_it != run.outputs.end() && e < out_it->second.size() &&
+                  out_it->second[e]) {
+                auto before = g.outputs.find(name);
+                same_value = before != g.outputs.end() && e < before->second.size() && before->second[e] &&
+                             Domain::same(*before->second[e], *out_it->second[e]);
+              }
+              if (same_value && !opts.strict) {
+                bool noted = false;
+                for (const Diagnostic& n : g.notes)
+                  noted = noted || (n.kind == DiagKind::SameValueWrite && n.buffer == name);
+                if (!noted && g.notes.size() < 8) {
+                  Diagnostic d;
+                  d.kind = DiagKind::SameValueWrite;
+                  d.buffer = name;
+                  d.element = std::int64_t(e);
+                  d.loc = p.code[t.pc].loc;
+                  d.threads = {o.touch.thread, t.thread};
+                  d.message = cta_name(o.cta) + " and " + cta_name(l.cta) + " write the same value to global " + name +
+                              "[" + std::to_string(e) +
+                              "] without synchronization (not a race: either order leaves the same value)";
+                  d.accesses = {access(o), access(mine)};
+                  g.notes.push_back(std::move(d));
+                }
+              } else if ((o_upd || m_upd) && !both_atomic) {
+                Diagnostic d;
+                d.kind = DiagKind::Race;
+                d.buffer = name;
+                d.element = std::int64_t(e);
+                d.loc = p.code[t.pc].loc;
+                d.threads = {o.touch.thread, t.thread};
+                d.message = "data race on global " + name + "[" + std::to_string(e) + "] between " + cta_name(o.cta) +
+                            " and " + cta_name(l.cta);
+                d.accesses = {access(o), access(mine)};
+                d.detail = "  the first access is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                           ": nothing orders two CTAs of a grid\n  (no barrier reaches across CTAs), so the result "
+                           "depends on which runs first; each element must be\n  written by one CTA, or only "
+                           "updated by the same atomic (add, min, max)\n";
+                if (same_value)
+                  d.detail = "  the first write is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                             ", and nothing orders two CTAs of a grid;\n  both write the same value, so either "
+                             "order leaves it in memory (without --strict this is a note),\n  but the PTX memory model "
+                             "calls any two unordered writes of one element a data race (let one\n  CTA write each "
+                             "element)\n";
+                g.diagnostics.push_back(d);
+                return g;
+              }
+              if (!o_upd && m_upd) own[e] = mine;  // remember the writer over a reader
+            } else {
+              own[e] = mine;
+            }
+            if (out_it == run.outputs.end() || e >= out_it->second.size() || !out_it->second[e]) continue;
+            auto& outv = g.outputs[name];
+            outv.resize(ts.size());
+            if (t.kinds & Touch::kAtomic) {
+              auto& parts = atomic_parts[name];
+              parts.resize(ts.size());
+              parts[e].push_back(*out_it->second[e]);
+            } else if (t.kinds & Touch::kWrite) {
+              outv[e] = *out_it->second[e];
+            }
+          }
+        }
+      }
+  // Atomics from several CTAs: each CTA's run started from the input value y0.
+  for (auto& [name, parts] : atomic_parts)
+    for (std::size_t e = 0; e < parts.size(); ++e) {
+      if (parts[e].empty()) continue;
+      AtomOp op = AtomOp(owners[name][e]->touch.atomic_op);
+      V v = parts[e][0];
+      if (op == AtomOp::Add) {
+        V y0 = dom.input(name, e);
+        for (std::size_t i = 1; i < parts[e].size(); ++i) v = dom.add(v, dom.sub(parts[e][i], y0));
+      } else {
+        for (std::size_t i = 1; i < parts[e].size(); ++i)
+          v = op == AtomOp::Max ? dom.max(v, parts[e][i]) : dom.min(v, parts[e][i]);
+      }
+      g.outputs[name][e] = v;
+    }
+  return g;
+}
+
+}  // namespace tileverify::internal
