@@ -23,9 +23,23 @@
 
 namespace tileverify {
 
+// One entry of a kernel's "args": the kernel's own parameter list, for
+// kernels whose signature differs from the reference's (a compiler drops
+// constant arguments and adds scratch pointers).
+struct KernelArg {
+  enum class Kind : std::uint8_t { Param, Number, Null };
+  Kind kind = Kind::Param;
+  // Param: the name of a "params" entry. Number: the number as the spec writes
+  // it (JSON), converted to the PTX parameter's type at launch (launch_for).
+  // Null: a pointer the kernel never dereferences.
+  std::string text;
+};
+
 struct KernelSpec {
   std::string ptx;     // path (relative paths are relative to the spec file)
-  std::string kernel;  // entry name
+  // The .entry's name, mangled or as its demangled base ("sgemm_smem<32>").
+  std::string kernel;
+  // {0, 0, 0}: not given; the PTX's .reqntid gives it (launch_for).
   Dim3 block;
   std::uint64_t dynamic_shared = 0;  // bytes of extern .shared memory
   std::optional<Dim3> grid;          // this kernel's own grid (else the spec's)
@@ -33,6 +47,10 @@ struct KernelSpec {
   // each given by an input tensor of "params" (variable name -> tensor name).
   // Those tensors are not parameters of this kernel.
   std::map<std::string, std::string> symbols;
+  // "args": the kernel's arguments, one per PTX parameter in order, drawn
+  // from "params". Without it the kernel takes "params" in order.
+  std::optional<std::vector<KernelArg>> args{};
+  std::string entry{};  // "ref", "opt" or "kernel": the spec key, for messages
 };
 
 struct ParamSpec {
@@ -42,6 +60,12 @@ struct ParamSpec {
   std::vector<std::uint64_t> shape;  // tensors
   Role role = Role::In;              // tensors
   std::int64_t value = 0;            // scalars: the bits the kernel receives (1.5 as f32 is 0x3fc00000)
+  // Float scalars with "symbolic": true: the symbol name[0], no value.
+  bool symbolic = false;
+  // Out/InOut tensors: "init" (a value, ±inf, or "input"), as TensorArg has it.
+  TensorInit init = TensorInit::Default;
+  Rational init_value{};
+  int init_inf = 0;
 };
 
 struct Spec {
@@ -112,10 +136,24 @@ struct Report {
 
 // The pieces the checks are made of, for tools that run a spec's kernels
 // themselves (benchmarks, other value domains): the launch of one kernel of a
-// spec (its block and grid, the spec's CTA, the params as arguments, its
-// "symbols" bindings), and the kernel lowered from its PTX file (else the
-// error, file:line:column, and whether it is bad input rather than PTX
-// outside what tileverify supports).
+// spec (its block and grid, the spec's CTA, its arguments, its "symbols"
+// bindings), and the kernel lowered from its PTX file (else the error,
+// file:line:column, and whether it is bad input rather than PTX outside what
+// tileverify supports; KernelSpec::kernel may be a demangled name).
+//
+// launch_for is the launch checked against the kernel's lowered program: the
+// number and widths of its "args", numbers converted to the PTX parameters'
+// types, the block (from .reqntid when the spec gives none; within
+// .reqntid / .maxntid); else the error ("spec.json: \"opt.args\" ...", bad
+// input). launch_of is the same without a program at hand: for a kernel entry
+// with "args" or without "block" it loads the kernel itself (load_kernel);
+// if that or the launch fails, the launch has no arguments and a block of 0
+// threads, which every run refuses as a bad launch.
+struct LaunchResult {
+  std::optional<Launch> launch;
+  std::string error;
+};
+LaunchResult launch_for(const Spec& spec, const KernelSpec& kernel, const Program& program);
 Launch launch_of(const Spec& spec, const KernelSpec& kernel);
 struct KernelLoad {
   std::optional<Program> program;

@@ -5,6 +5,7 @@
 
 #include "grid.hpp"
 #include "internal.hpp"
+#include "kernel_names.hpp"
 #include "tileverify/ptx.hpp"
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -22,22 +24,8 @@ namespace fs = std::filesystem;
 using namespace internal;  // the helpers payloads.cpp shares (internal.hpp)
 // ---------------------------------------------------------------- running
 
-Launch launch_of(const Spec& s, const KernelSpec& k) {
-  Launch l;
-  l.block = k.block;
-  l.grid = k.grid ? *k.grid : s.grid;
-  l.cta = s.cta;
-  for (const ParamSpec& p : s.params) {
-    auto bound = std::find_if(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == p.name; });
-    if (p.tensor && bound != k.symbols.end())
-      l.symbols[bound->first] = TensorArg{p.name, p.dtype, p.shape, p.role};
-    else if (p.tensor)
-      l.args.push_back(LaunchArg::of_tensor({p.name, p.dtype, p.shape, p.role}));
-    else
-      l.args.push_back(LaunchArg::of_scalar(p.value));
-  }
-  return l;
-}
+// A spec's launches (launch_of, launch_for) are made in spec.cpp, which
+// checks them against the kernel's PTX parameters and thread counts.
 
 namespace internal {
 
@@ -49,7 +37,13 @@ KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
     r.bad_input = !parsed.error->unsupported;  // a parse error is bad input, unless the parser knows the form
     return r;
   }
-  auto lowered = ptx::lower_kernel(*parsed.module, k.kernel, k.dynamic_shared);
+  // The spec may name the kernel demangled ("sgemm_smem<32>").
+  const std::optional<std::string> entry = kernel_entry(*parsed.module, k.kernel, &r.error);
+  if (!entry) {
+    r.bad_input = true;
+    return r;
+  }
+  auto lowered = ptx::lower_kernel(*parsed.module, *entry, k.dynamic_shared);
   if (lowered.error) {
     r.error = lowered.error->text();
     r.bad_input = !lowered.error->unsupported;
@@ -79,6 +73,17 @@ std::optional<Program> take_program(KernelLoad l, Report* r) {
 }
 
 std::optional<Program> load_program(const KernelSpec& k, Report* r) { return take_program(load_kernel(k), r); }
+
+// Kernel k's launch checked against its program (launch_for); none, with the
+// error in *r (bad input), when the spec's launch does not fit the kernel.
+std::optional<Launch> checked_launch(const Spec& spec, const KernelSpec& k, const Program& p, Report* r) {
+  LaunchResult l = launch_for(spec, k, p);
+  if (!l.launch) {
+    r->verdict = Outcome::Error;
+    r->error = l.error;
+  }
+  return std::move(l.launch);
+}
 
 // The options of one kernel run under a check's limits.
 RunOptions run_options(const RunLimits& l) {
@@ -189,7 +194,8 @@ using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
 // as it is, if not every output was proved).
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
                       const std::string& ref_name, const std::string& opt_name, const ExprContext* c2 = nullptr,
-                      const std::vector<Diagnostic>& reading_notes = {});
+                      const std::vector<Diagnostic>& reading_notes = {},
+                      const std::optional<Dim3>& one_cta_of_many = std::nullopt);
 // The float constants of a kernel and its launch; the limits with the
 // readings of both kernels' constants and a note for each (read_constants).
 void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name);
@@ -222,9 +228,11 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
     auto p = load_program(*kernels[i].first, &r);
     r.stats.parse_seconds += since(t0);
     if (!p) return r;
-    add_constants(constants, *p, launch_of(spec, *kernels[i].first), kernels[i].second);
+    const std::optional<Launch> l = checked_launch(spec, *kernels[i].first, *p, &r);
+    if (!l) return r;
+    add_constants(constants, *p, *l, kernels[i].second);
     t0 = std::chrono::steady_clock::now();
-    runs.push_back(run_grid(*p, launch_of(spec, *kernels[i].first), dom, run));
+    runs.push_back(run_grid(*p, *l, dom, run));
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = runs.back().stats;
     take_diagnostics(r, runs.back().diagnostics, kernels[i].second);
@@ -264,6 +272,8 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
     auto p = load_program(k, &r);
     r.stats.parse_seconds += since(t0);
     if (!p) return r;
+    const std::optional<Launch> l = checked_launch(spec, k, *p, &r);
+    if (!l) return r;
     if (past(limits.deadline)) {
       time_ran_out(r, "while reading the kernels' PTX");
       return r;
@@ -271,7 +281,7 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
     ExprContext c;
     SymbolicDomain dom(c);
     t0 = std::chrono::steady_clock::now();
-    auto run = run_program(*p, launch_of(spec, k), dom, run_options(limits));
+    auto run = run_program(*p, *l, dom, run_options(limits));
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = run.stats;
     take_diagnostics(r, run.diagnostics, kernels[i].second);
@@ -312,10 +322,11 @@ Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_
 // within a tolerance (and any left as it is because two products fit).
 void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name) {
   for (const Rational& v : p.constants) out.push_back(KernelConstant{v, false, name});
-  // Arguments by their place in the spec's params, which both kernels share.
+  // The float scalar arguments, by their PTX parameter (a symbolic scalar
+  // is no constant).
   for (std::size_t i = 0; i < p.params.size() && i < l.args.size(); ++i) {
     const DType t = p.params[i].dtype;
-    if (l.args[i].is_tensor || (t != DType::F32 && t != DType::F64)) continue;
+    if (l.args[i].is_tensor || l.args[i].symbolic || (t != DType::F32 && t != DType::F64)) continue;
     const std::uint64_t bits = std::uint64_t(l.args[i].scalar);
     out.push_back(KernelConstant{t == DType::F32 ? Rational::from_f32_bits(std::uint32_t(bits)) : Rational::from_f64_bits(bits),
                                  t == DType::F64, "the scalar argument params[" + std::to_string(i) + "]"});
@@ -424,13 +435,18 @@ Report compare(const Program& ref, const Launch& lr, const Program& opt, const L
   add_constants(cs, opt, lo, opt_name);
   std::vector<Diagnostic> reading_notes;
   const DecideLimits dl = read_constants(limits, cs, {&ref, &opt}, &reading_notes);
-  return decide_outputs(std::move(r), c, a.outputs, b.outputs, dl, ref_name, opt_name, c2.get(), reading_notes);
+  // One CTA of a larger grid: kernels that map CTAs to tiles differently
+  // write different elements there, which the report then suggests.
+  std::optional<Dim3> one_cta;
+  if (lr.grid.count() > 1 || lo.grid.count() > 1) one_cta = lr.cta;
+  return decide_outputs(std::move(r), c, a.outputs, b.outputs, dl, ref_name, opt_name, c2.get(), reading_notes,
+                        one_cta);
 }
 
 // Compares two kernels' outputs element by element (r.verdict is Equivalent on entry).
 Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs& bo, const DecideLimits& limits,
                       const std::string& ref_name, const std::string& opt_name, const ExprContext* c2,
-                      const std::vector<Diagnostic>& reading_notes) {
+                      const std::vector<Diagnostic>& reading_notes, const std::optional<Dim3>& one_cta_of_many) {
   // The optimized kernel's handles here (copied from c2 on demand).
   std::vector<Expr> imported;
   auto here = [&](Expr y) {
@@ -445,25 +461,42 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
     Expr x, y;
   };
   std::vector<Item> items;
-  for (const auto& [name, xs] : ao) {
-    auto it = bo.find(name);
-    if (it == bo.end()) continue;
-    const auto& ys = it->second;
-    for (std::uint64_t i = 0; i < xs.size() && i < ys.size(); ++i) {
-      if (!xs[i] && !ys[i]) continue;
-      if (!xs[i] || !ys[i]) {
+  // An element only one kernel writes is a difference (an output only one
+  // kernel has too: every element it writes is one). The first one is the
+  // evidence; on one CTA of a larger grid the elements both kernels write
+  // are still decided, to tell kernels that only cover different elements
+  // there (a different CTA-to-tile mapping) from kernels that compute
+  // different values.
+  std::optional<Mismatch> one_sided;
+  std::set<std::string> names;
+  for (const auto& kv : ao) names.insert(kv.first);
+  for (const auto& kv : bo) names.insert(kv.first);
+  static const std::vector<std::optional<Expr>> kNone;
+  for (const std::string& name : names) {
+    const auto xi = ao.find(name), yi = bo.find(name);
+    const auto& xs = xi == ao.end() ? kNone : xi->second;
+    const auto& ys = yi == bo.end() ? kNone : yi->second;
+    for (std::uint64_t i = 0; i < std::max(xs.size(), ys.size()); ++i) {
+      const std::optional<Expr> x = i < xs.size() ? xs[i] : std::nullopt, y = i < ys.size() ? ys[i] : std::nullopt;
+      if (!x && !y) continue;
+      if (x && y) {
+        items.push_back({name, i, *x, *y});
+        continue;
+      }
+      if (one_sided) continue;
+      Mismatch m;
+      m.output = name;
+      m.element = i;
+      m.why = std::string(x ? opt_name : ref_name) + " never writes " + name + "[" + std::to_string(i) + "], which " +
+              (x ? ref_name : opt_name) + " writes";
+      m.ref_expr = x ? abbreviate(c, *x) : "(not written)";
+      m.opt_expr = y ? abbreviate(c, here(*y)) : "(not written)";
+      one_sided = m;
+      if (!one_cta_of_many) {
         r.verdict = Outcome::NotEquivalent;
-        Mismatch m;
-        m.output = name;
-        m.element = i;
-        m.why = std::string(xs[i] ? opt_name : ref_name) + " never writes " + name + "[" + std::to_string(i) +
-                "], which " + (xs[i] ? ref_name : opt_name) + " writes";
-        m.ref_expr = xs[i] ? abbreviate(c, *xs[i]) : "(not written)";
-        m.opt_expr = ys[i] ? abbreviate(c, here(*ys[i])) : "(not written)";
         r.mismatch = m;
         return r;
       }
-      items.push_back({name, i, *xs[i], *ys[i]});
     }
   }
   std::vector<std::pair<Expr, Expr>> pairs;
@@ -499,6 +532,17 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
       r.mismatch = mismatch_of(c, items[i].name, items[i].index, items[i].x, here(items[i].y), ds[i]);
       r.verdict = refuted ? Outcome::NotEquivalent : Outcome::Unknown;
     }
+  }
+  // A refuted element is the better evidence; otherwise the element only one
+  // kernel writes decides, and when every element both write is proved
+  // equal, the difference is only in which elements each writes.
+  if (one_sided && r.verdict != Outcome::NotEquivalent) {
+    if (r.verdict == Outcome::Equivalent)
+      one_sided->why += "; the kernels write different elements on " + cta_name(*one_cta_of_many) +
+                        ": they may map CTAs to tiles differently; \"ctas\": \"all\" runs the whole grid and compares "
+                        "the whole outputs";
+    r.verdict = Outcome::NotEquivalent;
+    r.mismatch = *one_sided;
   }
   return r;
 }
@@ -544,8 +588,12 @@ std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, R
     b = load_program(*spec.opt, r);
     if (!b) return std::nullopt;
   }
+  std::optional<Launch> la = checked_launch(spec, *spec.ref, *a, r);
+  if (!la) return std::nullopt;
+  std::optional<Launch> lb = checked_launch(spec, *spec.opt, b ? *b : *a, r);
+  if (!lb) return std::nullopt;
   auto kernels = kernels_of(spec, true);
-  return LoadedPair{std::move(*a), std::move(b), launch_of(spec, *spec.ref), launch_of(spec, *spec.opt),
+  return LoadedPair{std::move(*a), std::move(b), std::move(*la), std::move(*lb),
                     kernels[0].second, kernels[1].second, since(t0)};
 }
 

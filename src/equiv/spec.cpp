@@ -10,6 +10,9 @@
 // file:line:column, and every value is inspected before it is converted.
 #include "tileverify/equiv.hpp"
 
+#include "../util/demangle.hpp"
+#include "kernel_names.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -617,21 +620,23 @@ double half_value(std::uint16_t bits, bool bf16) {
 // as a C++ host would pass it: numbers are converted (to the nearest
 // representable value, ties to even, for the float types); a string "0x.."
 // gives the bits themselves.
-std::int64_t scalar_bits(const json& v, DType t, const std::string& where) {
+// `key` names the value in messages: "\"value\"" for a scalar, "\"init\"" for a
+// tensor's initial value, "the number" for an "args" entry.
+std::int64_t scalar_bits(const json& v, DType t, const std::string& where, const std::string& key = "\"value\"") {
   const std::size_t bits = dtype_bytes(t) * 8;
   if (v.is_string()) {
     std::string text = v.get<std::string>();
     if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X') ||
         text.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos || text.size() - 2 > bits / 4)
-      fail(where + ": a string \"value\" must be the scalar's bits in hex, at most " + std::to_string(bits / 4) +
+      fail(where + ": a string " + key + " must be the scalar's bits in hex, at most " + std::to_string(bits / 4) +
            " digits, like \"0x3fc00000\", not " + shown(v));
     return std::int64_t(std::stoull(text.substr(2), nullptr, 16));
   }
   if (!v.is_number())
-    fail(where + ": \"value\" is " + shown(v) + ", " + what_kind(v) + ": it must be a number (or a hex string of bits)");
+    fail(where + ": " + key + " is " + shown(v) + ", " + what_kind(v) + ": it must be a number (or a hex string of bits)");
   if (dtype_is_float(t)) {
     double d = v.get<double>();
-    if (!std::isfinite(d)) fail(where + ": \"value\" must be finite");
+    if (!std::isfinite(d)) fail(where + ": " + key + " must be finite");
     if (t == DType::F64) {
       std::uint64_t b;
       std::memcpy(&b, &d, sizeof b);
@@ -664,7 +669,7 @@ std::int64_t scalar_bits(const json& v, DType t, const std::string& where) {
     return std::int64_t(best);
   }
   if (!v.is_number_integer())
-    fail(where + ": \"value\" " + shown(v) + " must be an integer for an integer dtype");
+    fail(where + ": " + key + " " + shown(v) + " must be an integer for an integer dtype");
   if (dtype_is_signed(t)) {
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
       fail(where + ": " + shown(v) + " is out of the range of the dtype");
@@ -696,16 +701,20 @@ struct PtxRef {
 KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& base, std::vector<PtxRef>* refs) {
   if (!j.is_object())
     fail(field(what) + " is " + shown(j) + ": it must be an object with \"ptx\", \"kernel\" and \"block\"");
-  only_keys(j, field(what), {"ptx", "kernel", "block", "grid", "dynamic_shared", "symbols", "description"});
-  for (const char* key : {"ptx", "kernel", "block"})
+  only_keys(j, field(what), {"ptx", "kernel", "block", "grid", "dynamic_shared", "symbols", "args", "description"});
+  // "block" may be left to the PTX's .reqntid: that is checked at launch
+  // (launch_for), when the PTX has been read.
+  for (const char* key : {"ptx", "kernel"})
     if (!j.contains(key)) fail(field(what) + " needs \"" + key + "\"");
   KernelSpec k;
+  k.entry = what;
   std::string ptx = text_of(j["ptx"], what + ".ptx", "the PTX file, relative to the spec's folder");
   fs::path p = ptx;
   k.ptx = (p.is_absolute() ? p : base / p).string();
   if (refs) refs->push_back(PtxRef{what + ".ptx", ptx, k.ptx});
   k.kernel = text_of(j["kernel"], what + ".kernel", "the kernel's .entry in the PTX file");
-  k.block = dim3_of(j["block"], what + ".block", DimKind::Block);
+  if (j.contains("block")) k.block = dim3_of(j["block"], what + ".block", DimKind::Block);
+  else k.block = Dim3{0, 0, 0};
   if (j.contains("dynamic_shared"))
     k.dynamic_shared = uint_in(j["dynamic_shared"], what + ".dynamic_shared", 0, kDynamicSharedMax,
                                "bytes of extern .shared memory");
@@ -718,13 +727,83 @@ KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& bas
     for (auto it = m.begin(); it != m.end(); ++it)
       k.symbols[it.key()] = text_of(it.value(), what + ".symbols." + it.key(), "a tensor of \"params\"");
   }
+  if (j.contains("args")) {
+    // The names are checked against "params" in spec_of, the count and the
+    // types against the PTX parameters at launch.
+    const json& a = j["args"];
+    if (!a.is_array())
+      fail(field(what + ".args") + " is " + shown(a) + ": it must be a list with one entry per PTX parameter of the "
+           "kernel, in order: the name of a \"params\" entry, a number, or null");
+    k.args.emplace();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const json& e = a[i];
+      const std::string at = what + ".args[" + std::to_string(i) + "]";
+      KernelArg arg;
+      if (e.is_null()) {
+        arg.kind = KernelArg::Kind::Null;
+      } else if (e.is_string()) {
+        arg.text = text_of(e, at, "a \"params\" entry");
+      } else if (e.is_number()) {
+        arg.kind = KernelArg::Kind::Number;
+        arg.text = e.dump();
+      } else {
+        fail(field(at) + " is " + shown(e) + ", " + what_kind(e) + ": an argument is the name of a \"params\" entry "
+             "(a string), a number (a scalar of the PTX parameter's type), or null (a pointer the kernel never "
+             "dereferences)");
+      }
+      k.args->push_back(std::move(arg));
+    }
+  }
   return k;
+}
+
+// An output tensor's "init": what every element holds when the kernel
+// starts. A number is rounded to the tensor's dtype as the host would store
+// it; integer tensors take integers only.
+void init_of(const json& v, const std::string& named, ParamSpec* ps) {
+  const std::string rule = "\"init\" is a number, \"-inf\", \"inf\" or \"input\"";
+  if (ps->role == Role::In)
+    fail(named + " has \"init\" but is an input: only an \"out\" or \"inout\" tensor starts with a given value (an "
+         "input's elements are its symbols " + ps->name + "[i])");
+  const bool ints = !dtype_is_float(ps->dtype);
+  if (v.is_string()) {
+    const std::string t = v.get<std::string>();
+    if (t == "input") {
+      ps->init = TensorInit::Input;
+      return;
+    }
+    if (t != "-inf" && t != "inf" && t != "+inf")
+      fail(named + ": \"init\" is " + shown(v) + ": " + rule + " (the tensor's symbols " + ps->name + "[i])");
+    if (ints)
+      fail(named + ": \"init\" is " + shown(v) + " but the tensor holds integers (" + dtype_name(ps->dtype) +
+           "): an integer tensor starts with an integer");
+    ps->init = TensorInit::Value;
+    ps->init_inf = t == "-inf" ? -1 : 1;
+    return;
+  }
+  if (!v.is_number()) fail(named + ": \"init\" is " + shown(v) + ", " + what_kind(v) + ": " + rule);
+  const std::int64_t bits = scalar_bits(v, ps->dtype, named, "\"init\"");
+  ps->init = TensorInit::Value;
+  switch (ps->dtype) {
+    case DType::F32: ps->init_value = Rational::from_f32_bits(std::uint32_t(bits)); break;
+    case DType::F64: ps->init_value = Rational::from_f64_bits(std::uint64_t(bits)); break;
+    case DType::F16: ps->init_value = Rational::from_f16_bits(std::uint16_t(bits)); break;
+    case DType::BF16: ps->init_value = Rational::from_bf16_bits(std::uint16_t(bits)); break;
+    default:
+      // scalar_bits gives a signed dtype's value and an unsigned one's bits:
+      // an unsigned 64-bit value above 2^63 - 1 is refused (the evaluator
+      // keeps integer data in 64 signed bits).
+      if (!dtype_is_signed(ps->dtype) && bits < 0)
+        fail(named + ": \"init\" " + shown(v) + " is above 9223372036854775807, the largest initial value of an "
+             "integer tensor");
+      ps->init_value = Rational(bits);
+  }
 }
 
 ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
   std::string where = "params[" + std::to_string(i) + "]";
   if (!p.is_object()) fail(field(where) + " is " + shown(p) + ": each parameter is an object with \"name\" and \"dtype\"");
-  only_keys(p, field(where), {"name", "dtype", "shape", "role", "value", "description"});
+  only_keys(p, field(where), {"name", "dtype", "shape", "role", "value", "symbolic", "init", "description"});
   if (!p.contains("name") || !p.contains("dtype")) fail(field(where) + " needs \"name\" and \"dtype\"");
   ParamSpec ps;
   ps.name = text_of(p["name"], where + ".name", "the parameter");
@@ -732,22 +811,116 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
     fail(field(where + ".name") + " " + json_quoted(ps.name) + " is already the name of another parameter");
   ps.dtype = dtype_of(p["dtype"], where + ".dtype");
   std::string named = where + " ('" + ps.name + "')";
+  if (p.contains("symbolic")) {
+    if (!p["symbolic"].is_boolean())
+      fail(field(where + ".symbolic") + " is " + shown(p["symbolic"]) + ": it must be true or false");
+    ps.symbolic = p["symbolic"].get<bool>();
+  }
+  if (ps.symbolic) {
+    // A symbol stands for every value; an integer scalar is a loop bound or
+    // an index, which must be concrete (docs/architecture.md, structured CTAs).
+    if (!dtype_is_float(ps.dtype))
+      fail(named + " is \"symbolic\" but its dtype is " + dtype_name(ps.dtype) + ": only float scalars (f16, bf16, "
+           "f32, f64) can be symbolic; integer scalars shape control flow and need a \"value\"");
+    if (p.contains("value") || p.contains("shape") || p.contains("role") || p.contains("init"))
+      fail(named + " is \"symbolic\" (a float scalar that stands for every value): it takes no \"value\", "
+           "\"shape\", \"role\" or \"init\"");
+    ps.tensor = false;
+    return ps;
+  }
   if (p.contains("value")) {
     if (p.contains("shape") || p.contains("role"))
       fail(named + " has a \"value\" (a scalar) and a \"shape\" or \"role\" (a tensor): give one or the other");
+    if (p.contains("init")) fail(named + " is a scalar: \"init\" is for output tensors");
     ps.tensor = false;
     ps.value = scalar_bits(p["value"], ps.dtype, named);
     return ps;
   }
   if (!p.contains("shape") || !p.contains("role"))
-    fail(named + " needs \"shape\" and \"role\" (a tensor) or \"value\" (a scalar)");
+    fail(named + " needs \"shape\" and \"role\" (a tensor), \"value\" (a scalar) or \"symbolic\": true (a float "
+         "scalar that stands for every value)");
   ps.shape = shape_of(p["shape"], where + ".shape", ps.name);
   std::string role = text_of(p["role"], where + ".role", "\"in\", \"out\" or \"inout\"");
   if (role == "in") ps.role = Role::In;
   else if (role == "out") ps.role = Role::Out;
   else if (role == "inout") ps.role = Role::InOut;
   else fail(field(where + ".role") + " is " + json_quoted(role) + ": it must be \"in\", \"out\" or \"inout\"");
+  if (p.contains("init")) init_of(p["init"], named, &ps);
   return ps;
+}
+
+// The tensors of "params" kernel k takes: those its "args" name, or without
+// "args" every tensor of "params" that is not bound to a module variable.
+std::set<std::string> tensors_taken(const Spec& s, const KernelSpec& k) {
+  std::set<std::string> out;
+  for (const ParamSpec& p : s.params) {
+    if (!p.tensor) continue;
+    bool bound = std::any_of(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == p.name; });
+    bool named = k.args && std::any_of(k.args->begin(), k.args->end(), [&](const KernelArg& a) {
+                   return a.kind == KernelArg::Kind::Param && a.text == p.name;
+                 });
+    if (k.args ? named : !bound) out.insert(p.name);
+  }
+  return out;
+}
+
+// "args": every name is a "params" entry, a kernel takes an output tensor
+// once (two arguments naming one output would be one memory on a GPU but
+// two here), both kernels take every output (outputs are compared by name:
+// one that only one kernel writes has nothing to be compared with), and
+// every "params" entry is used.
+void check_args(const Spec& s) {
+  std::vector<const KernelSpec*> ks;
+  for (const std::optional<KernelSpec>* k : {&s.ref, &s.opt})
+    if (*k) ks.push_back(&**k);
+  bool any_args = false;
+  for (const KernelSpec* k : ks) {
+    if (!k->args) continue;
+    any_args = true;
+    std::set<std::string> outputs;
+    for (std::size_t i = 0; i < k->args->size(); ++i) {
+      const KernelArg& a = (*k->args)[i];
+      if (a.kind != KernelArg::Kind::Param) continue;
+      const std::string at = field(k->entry + ".args[" + std::to_string(i) + "]");
+      auto p = std::find_if(s.params.begin(), s.params.end(), [&](const ParamSpec& q) { return q.name == a.text; });
+      if (p == s.params.end()) {
+        std::string names;
+        for (const ParamSpec& q : s.params) names += (names.empty() ? "" : ", ") + q.name;
+        fail(at + " is " + json_quoted(a.text) + ": no entry of \"params\" has that name (" +
+             (names.empty() ? std::string("\"params\" is empty") : "they are " + names) +
+             "); use a number for a constant and null for a pointer the kernel never dereferences");
+      }
+      if (p->tensor && p->role != Role::In && !outputs.insert(p->name).second)
+        fail(at + " gives the output '" + p->name + "' to " + json_quoted(k->entry) + " a second time: a kernel may "
+             "take an output tensor once (aliased arguments are not modeled)");
+    }
+  }
+  if (!any_args) return;
+  if (ks.size() == 2) {
+    const std::set<std::string> a = tensors_taken(s, *ks[0]), b = tensors_taken(s, *ks[1]);
+    for (const ParamSpec& p : s.params) {
+      if (!p.tensor || p.role == Role::In || a.count(p.name) == b.count(p.name)) continue;
+      const KernelSpec& without = a.count(p.name) ? *ks[1] : *ks[0];
+      const KernelSpec& with = a.count(p.name) ? *ks[0] : *ks[1];
+      fail(field(without.entry + (without.args ? ".args" : "")) + ": the output '" + p.name + "' is taken by \"" +
+           with.entry + "\" only: outputs are compared by name, so both kernels must take every output tensor of "
+           "\"params\"");
+    }
+  }
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    const ParamSpec& p = s.params[i];
+    bool used = false;
+    for (const KernelSpec* k : ks) {
+      used = used || !k->args || std::any_of(k->symbols.begin(), k->symbols.end(), [&](const auto& kv) {
+               return kv.second == p.name;
+             });
+      if (k->args)
+        for (const KernelArg& a : *k->args) used = used || (a.kind == KernelArg::Kind::Param && a.text == p.name);
+    }
+    if (!used)
+      fail(field("params[" + std::to_string(i) + "]") + " ('" + p.name + "') is taken by no kernel: with \"args\", "
+           "\"params\" is the pool of tensors and scalars the kernels' \"args\" name (remove it, or name it)");
+  }
 }
 
 Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRef>* refs) {
@@ -795,6 +968,7 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
       if (p->role != Role::In) fail("symbols: the tensor '" + tensor + "' that gives '" + var + "' must have role \"in\"");
     }
   }
+  check_args(s);
   if (j.contains("expect")) {
     // The verdicts of the report (outcome_name): a misspelt expectation
     // would make a test suite compare against a verdict that never comes.
@@ -844,6 +1018,225 @@ constexpr std::size_t kMaxSpecBytes = std::size_t(64) << 20;
 }  // namespace
 
 SpecResult parse_spec(const std::string& text, const std::string& path) { return parse_with(text, path, nullptr); }
+
+// ------------------------------------------------------------ launches
+//
+// What a spec alone cannot check, because it needs the PTX: the count and
+// widths of a kernel's "args", the type a number converts to, the block
+// against .reqntid and .maxntid. launch_for checks them once the kernel is
+// lowered, with messages that name the spec file and key like the others.
+
+namespace {
+
+std::string ptx_type(DType t) { return std::string(".") + dtype_name(t); }
+
+// "x_ptr (.u64), n (.u32)": a kernel's PTX parameters, for messages.
+std::string ptx_params(const Program& p) {
+  if (p.params.empty()) return "none";
+  std::string out;
+  for (const ParamDecl& d : p.params) out += (out.empty() ? "" : ", ") + d.name + " (" + ptx_type(d.dtype) + ")";
+  return out;
+}
+
+std::string dims_text(const std::array<std::uint32_t, 3>& d) {
+  return std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]);
+}
+
+std::string entry_of(const KernelSpec& k) { return k.entry.empty() ? std::string("kernel") : k.entry; }
+
+// The block: the spec's, which must be .reqntid where the kernel has one and
+// within .maxntid (a launch outside them fails on the GPU), or .reqntid when
+// the spec gives none. .maxntid bounds the threads in all: nvcc writes
+// __launch_bounds__(256) as .maxntid 256, 1, 1, and a 16 x 16 block of such
+// a kernel launches.
+Dim3 block_for(const KernelSpec& k, const Program& p) {
+  const std::string what = entry_of(k);
+  const auto& req = p.reqntid;
+  const auto& max = p.maxntid;
+  if (k.block.x == 0) {
+    if (req[0] == 0)
+      fail(field(what) + " needs \"block\": the PTX of '" + p.name + "' has no .reqntid to take it from");
+    return Dim3{req[0], req[1], req[2]};
+  }
+  const Dim3& b = k.block;
+  if (req[0] != 0 && (b.x != req[0] || b.y != req[1] || b.z != req[2]))
+    fail(field(what + ".block") + " " + dim3_text(b) + " is not the block '" + p.name + "' requires: its .reqntid is " +
+         dims_text(req) + ", and a launch with another block fails (leave \"block\" out to take .reqntid)");
+  const std::uint64_t most = std::uint64_t(max[0]) * max[1] * max[2];
+  if (most != 0 && b.count() > most)
+    fail(field(what + ".block") + " " + dim3_text(b) + " has " + std::to_string(b.count()) + " threads, more than the " +
+         std::to_string(most) + " of the .maxntid " + dims_text(max) + " of '" + p.name +
+         "' (its __launch_bounds__): a launch with more threads fails");
+  return b;
+}
+
+TensorArg tensor_of(const ParamSpec& p) {
+  TensorArg t{p.name, p.dtype, p.shape, p.role};
+  t.init = p.init;
+  t.init_value = p.init_value;
+  t.init_inf = p.init_inf;
+  return t;
+}
+
+LaunchArg arg_of(const ParamSpec& p) {
+  if (p.tensor) return LaunchArg::of_tensor(tensor_of(p));
+  if (p.symbolic) return LaunchArg::of_symbol(p.name, p.dtype);
+  return LaunchArg::of_scalar(p.value);
+}
+
+const ParamSpec* param_named(const Spec& s, const std::string& name) {
+  for (const ParamSpec& p : s.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool bound_to_symbol(const KernelSpec& k, const std::string& tensor) {
+  return std::any_of(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == tensor; });
+}
+
+// The launch without the PTX's checks: block, grid, CTA and the bindings;
+// with `params` as the arguments when the kernel has no "args".
+Launch plain_launch(const Spec& s, const KernelSpec& k) {
+  Launch l;
+  l.block = k.block;
+  l.grid = k.grid ? *k.grid : s.grid;
+  l.cta = s.cta;
+  for (const auto& binding : k.symbols) {
+    const ParamSpec* q = param_named(s, binding.second);
+    if (q && q->tensor) l.symbols[binding.first] = tensor_of(*q);
+  }
+  if (!k.args)
+    for (const ParamSpec& q : s.params)
+      if (!(q.tensor && bound_to_symbol(k, q.name))) l.args.push_back(arg_of(q));
+  return l;
+}
+
+void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
+  const std::string what = entry_of(k);
+  if (!k.args) {
+    if (l.args.size() != p.params.size())
+      fail(field("params") + " gives " + std::to_string(l.args.size()) + " arguments but '" + p.name + "' has " +
+           std::to_string(p.params.size()) + " PTX parameters: " + ptx_params(p) +
+           "; a kernel whose parameters are not \"params\" in order takes its own list, \"args\" in " + field(what));
+    return;
+  }
+  const std::vector<KernelArg>& args = *k.args;
+  if (args.size() != p.params.size())
+    fail(field(what + ".args") + " has " + std::to_string(args.size()) + " entries but '" + p.name + "' has " +
+         std::to_string(p.params.size()) + " PTX parameters: " + ptx_params(p) + "; give one entry per parameter, in order");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& a = args[i];
+    const ParamDecl& d = p.params[i];
+    const std::size_t bits = dtype_bytes(d.dtype) * 8;
+    const std::string at = field(what + ".args[" + std::to_string(i) + "]") + " (the PTX parameter " + d.name + ", " +
+                           ptx_type(d.dtype) + ")";
+    switch (a.kind) {
+      case KernelArg::Kind::Null:
+        if (bits != 64) fail(at + " is null, a pointer, but the parameter has " + std::to_string(bits) + " bits, not 64");
+        l.args.push_back(LaunchArg::of_null());
+        break;
+      case KernelArg::Kind::Number: {
+        // A PTX integer parameter's type says nothing of the source's
+        // signedness (nvcc and Triton declare an int as .u32), so a negative
+        // number is read as the signed type of the parameter's width: the
+        // bits a "params" s32 value of -1 gives.
+        const json v = json::parse(a.text);
+        DType t = d.dtype;
+        if (!dtype_is_float(t) && v.is_number_integer() && !v.is_number_unsigned())
+          t = bits == 8 ? DType::S8 : bits == 16 ? DType::S16 : bits == 32 ? DType::S32 : DType::S64;
+        l.args.push_back(LaunchArg::of_scalar(scalar_bits(v, t, at, "the number")));
+        break;
+      }
+      case KernelArg::Kind::Param: {
+        const ParamSpec* q = param_named(s, a.text);
+        if (!q) fail(at + " names '" + a.text + "', which is not in \"params\"");  // check_args refused it already
+        if (q->tensor && bits != 64)
+          fail(at + " is the tensor '" + q->name + "', a pointer, but the parameter has " + std::to_string(bits) +
+               " bits, not 64");
+        if (!q->tensor && dtype_bytes(q->dtype) * 8 != bits)
+          fail(at + " is the scalar '" + q->name + "' (" + dtype_name(q->dtype) + ", " +
+               std::to_string(dtype_bytes(q->dtype) * 8) + " bits), but the parameter has " + std::to_string(bits) +
+               " bits: give a scalar of its width, or a number");
+        l.args.push_back(arg_of(*q));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LaunchResult launch_for(const Spec& s, const KernelSpec& k, const Program& p) {
+  LaunchResult r;
+  try {
+    Launch l = plain_launch(s, k);
+    l.block = block_for(k, p);
+    add_args(s, k, p, l);
+    r.launch = std::move(l);
+  } catch (const SpecError& e) {
+    r.error = (s.path.empty() ? std::string("the spec") : s.path) + ": " + e.message;
+  } catch (const json::exception& e) {
+    r.error = (s.path.empty() ? std::string("the spec") : s.path) + ": an \"args\" number could not be read (internal "
+              "error " + std::to_string(e.id) + " of the JSON reader; please report it with the spec file)";
+  }
+  return r;
+}
+
+Launch launch_of(const Spec& s, const KernelSpec& k) {
+  // Without "args" and with a block, the spec alone gives the launch (the
+  // .reqntid and .maxntid checks are launch_for's).
+  if (!k.args && k.block.x != 0) return plain_launch(s, k);
+  // Only a regular file is read here: this runs on any spec (the fuzzer's
+  // too), and a path such as /dev/zero would never end.
+  std::error_code ec;
+  if (fs::is_regular_file(k.ptx, ec)) {
+    KernelLoad loaded = load_kernel(k);
+    if (loaded.program) {
+      LaunchResult r = launch_for(s, k, *loaded.program);
+      if (r.launch) return std::move(*r.launch);
+    }
+  }
+  Launch l;
+  l.block = Dim3{0, 0, 0};
+  l.grid = k.grid ? *k.grid : s.grid;
+  l.cta = s.cta;
+  return l;
+}
+
+// ------------------------------------------------------------ kernel names
+
+namespace internal {
+
+std::optional<std::string> kernel_entry(const ptx::Module& m, const std::string& name, std::string* error) {
+  if (m.find(name)) return name;  // exact (lower_kernel says if it is a .func)
+  std::vector<const ptx::Kernel*> found;
+  for (const ptx::Kernel& k : m.kernels)
+    if (k.is_entry && (util::demangled_base(k.name) == name || util::demangle(k.name) == name)) found.push_back(&k);
+  if (found.size() == 1) return found[0]->name;
+  // "_Z10sgemm_smemILi32EEvPKfS1_Pfi (sgemm_smem<32>)"; the whole signature
+  // where two kernels share a base name (overloads).
+  auto both = [&](const ptx::Kernel& k, bool full) {
+    const std::string d = full ? util::demangle(k.name) : util::demangled_base(k.name);
+    return d == k.name ? k.name : k.name + " (" + d + ")";
+  };
+  std::string list;
+  if (found.empty()) {
+    for (const ptx::Kernel& k : m.kernels)
+      if (k.is_entry) list += (list.empty() ? "" : ", ") + both(k, false);
+    *error = ptx::Error{SourceLoc{m.file, 0, 0}, "no kernel named '" + name + "' (the file has: " +
+                                                          (list.empty() ? std::string("no kernels") : list) + ")"}
+                 .text();
+  } else {
+    for (const ptx::Kernel* k : found) list += (list.empty() ? "" : ", ") + both(*k, true);
+    *error = ptx::Error{SourceLoc{m.file, 0, 0}, "'" + name + "' names " + std::to_string(found.size()) +
+                                                          " kernels: " + list +
+                                                          "; give the mangled name, or the demangled one in full"}
+                 .text();
+  }
+  return std::nullopt;
+}
+
+}  // namespace internal
 
 SpecResult load_spec(const std::string& path) {
   std::error_code ec;

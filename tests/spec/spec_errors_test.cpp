@@ -140,7 +140,12 @@ TEST_CASE("spec structure: an object, known keys (typos caught, with a suggestio
   CHECK_ERROR(R"({"kernel": {"ptx": "a.ptx", "kernel": "k", "block": [1]}, "params": {"x": 1}})",
               "\"params\" is {\"x\":1}", "must be a list");
   CHECK_ERROR(R"({"kernel": "a.ptx", "params": []})", "\"kernel\" is \"a.ptx\"", "must be an object");
-  CHECK_ERROR(R"({"kernel": {"ptx": "a.ptx", "kernel": "k"}, "params": []})", "\"kernel\" needs \"block\"");
+  CHECK_ERROR(R"({"kernel": {"ptx": "a.ptx"}, "params": []})", "\"kernel\" needs \"kernel\"");
+  // "block" may be left to the PTX's .reqntid: checked at launch (spec_keys_test.cpp).
+  CHECK(loads(R"({"kernel": {"ptx": "a.ptx", "kernel": "k"}, "params": []})").ref->block.count() == 0);
+  CHECK_ERROR(spec_text("", "", R"(, "args": ["x", 3, null])"), "\"kernel.args[0]\" is \"x\": no entry of \"params\"",
+              "\"params\" is empty");
+  CHECK_ERROR(spec_text("", "", R"(, "args": [""])"), "\"kernel.args[0]\" is empty");
   CHECK_ERROR(R"({"kernel": {"ptx": 5, "kernel": "k", "block": [1]}, "params": []})", "\"kernel.ptx\" is 5",
               "must be a string");
   CHECK_ERROR(R"({"kernel": {"ptx": "a.ptx", "kernel": "", "block": [1]}, "params": []})", "\"kernel.kernel\" is empty");
