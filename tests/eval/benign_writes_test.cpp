@@ -300,7 +300,7 @@ TEST_CASE("spec cases: the report prints the note; strict, fpsan and whole-grid 
   const std::string text = flag.text();
   INFO(text);
   CHECK(text.find("note: same_value_write: flag_any: threads 16 and 17 write the same value to shared "
-                  "_ZZ8flag_anyE5found[0] without synchronization (not a race: either order leaves the same "
+                  "flag_any::found[0] without synchronization (not a race: either order leaves the same "
                   "value)\n") != std::string::npos);
   CHECK(flag.json().find("\"same_value_write\"") != std::string::npos);
   CHECK(check(spec_of("flag_any_strict.json")).verdict == Outcome::Race);
