@@ -244,13 +244,31 @@ class Machine {
     return constant_values_[index];
   }
 
+  // A register read before any write holds an undefined value, as a
+  // shuffle from outside its member mask gives one: kernels do this in lanes
+  // whose result they discard (a predicated load in some lanes, then a
+  // butterfly reduction in all of them). From its first read on the register
+  // holds the integer 0 marked undefined (Val::sched), reported only where
+  // it would show: an output, an address, a branch (schedule_dependent).
+  const Val<V>& mark_undefined(std::uint32_t t, std::uint32_t r) {
+    const std::uint32_t pc = pc_[t];
+    if (!undefined_why_.count(pc))
+      undefined_why_.emplace(pc, "register " + p_.registers[r].name + " was read before it was written (first by thread " +
+                                     std::to_string(t) + ")");
+    Val<V>& v = reg(t, r);
+    v = Val<V>{};
+    v.kind = VKind::Int;
+    v.sched = pc + 1;
+    sched_marks_ = true;
+    return v;
+  }
+
   Val<V> operand(std::uint32_t t, const Operand& o) {
     Val<V> v;
     switch (o.kind) {
       case Operand::Kind::Reg: {
         const Val<V>& r = reg(t, o.index);
-        if (r.kind == VKind::Undef)
-          fail(DiagKind::Uninitialized, t, "register " + p_.registers[o.index].name + " is read before it is written");
+        if (r.kind == VKind::Undef) return mark_undefined(t, o.index);
         return r;
       }
       case Operand::Kind::Int:
@@ -310,6 +328,14 @@ class Machine {
     if (v.kind == VKind::Cond) fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data");
     if (v.kind == VKind::Data) fail(DiagKind::NotStructured, t, std::string(what) + " depends on integer tensor data");
     fail(DiagKind::NotStructured, t, std::string(what) + ": a pointer used as an integer");
+  }
+
+  // An integer that decides what happens (a lane, a mask, a count) rather
+  // than flowing into data: a marked value (undefined, or what an atom
+  // returned) is reported here.
+  std::int64_t control_int(std::uint32_t t, const Val<V>& v, const char* what) {
+    if (v.sched) schedule_dependent(t, v.sched, what);
+    return as_int(t, v, what);
   }
 
   V as_float(std::uint32_t t, const Val<V>& v, DType type) {
@@ -457,10 +483,18 @@ class Machine {
   // An arithmetic result derived from a schedule-dependent value (what an
   // atom returned) is schedule-dependent too.
   void alu(std::uint32_t t, const Instr& in) {
-    if (!sched_marks_) return compute(t, in);  // no atom has returned a value: nothing to track
+    if (!sched_marks_) {  // no value is marked yet: nothing to track, unless this instruction reads an undefined register
+      compute(t, in);
+      if (__builtin_expect(sched_marks_, 0))
+        for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, pc_[t] + 1);
+      return;
+    }
     std::uint32_t sched = 0;
     for (const Operand& o : in.src)
-      if (o.kind == Operand::Kind::Reg) sched = std::max(sched, reg(t, o.index).sched);
+      if (o.kind == Operand::Kind::Reg) {
+        if (reg(t, o.index).kind == VKind::Undef) mark_undefined(t, o.index);
+        sched = std::max(sched, reg(t, o.index).sched);
+      }
     compute(t, in);
     if (sched)
       for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
@@ -519,6 +553,7 @@ class Machine {
   // Integer, float and integer-data operations (machine_arith.cpp); the
   // float operations here are shared with the symbolic memo.
   void compute(std::uint32_t t, const Instr& in);
+  bool compare_pointers(std::uint32_t t, const Instr& in, const Val<V>& a, const Val<V>& b);
 
   static std::uint64_t mask(DType t) {
     std::size_t bits = dtype_bytes(t) * 8;
@@ -673,7 +708,10 @@ class Machine {
   std::size_t memo_base_ = 0;
   std::uint64_t arrivals_ = 0;
   bool sched_marks_ = false;            // whether any value carries a schedule mark (Val::sched)
-  std::map<std::uint32_t, std::string> undefined_why_;  // shuffles that read undefined values: pc -> which lanes
+  // Where undefined values arose: pc of a shuffle that read outside its mask
+  // or an exited lane, or of an instruction that read a register never
+  // written -> what happened ("in a shuffle, lane 3 read lane 5, which ...").
+  std::map<std::uint32_t, std::string> undefined_why_;
   std::uint32_t collective_sched_ = 0;  // the schedule mark of what the running collective read
   std::vector<AsyncCopy<V>> copies_;                               // every cp.async element issued; ids are index + 1
   std::vector<std::vector<std::uint32_t>> open_copies_;           // per thread: copies not yet committed to a group

@@ -126,6 +126,8 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
         out.cmp = in.cmp;
         out.f = as_data(t, a, ty, "a comparison");
         out.g = as_data(t, b, ty, "a comparison");
+      } else if (a.kind == VKind::Ptr || b.kind == VKind::Ptr) {
+        out = int_val(compare_pointers(t, in, a, b));
       } else {
         std::int64_t x = as_int(t, a, "a comparison"), y = as_int(t, b, "a comparison");
         bool r = dtype_is_signed(ty) ? apply_cmp(in.cmp, x, y)
@@ -159,6 +161,24 @@ auto Machine<D>::float_op(std::uint32_t t, const Instr& in) -> Val<V> {
   fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on float type " + dtype_name(in.type));
 }
 
+// A comparison with a pointer operand (a bounds check on pointers, a null
+// test): two pointers into one buffer compare their offsets; into different
+// buffers, or against the null pointer, only equality is known (a buffer is
+// never at address 0 and buffers do not overlap), not their order.
+template <class D>
+bool Machine<D>::compare_pointers(std::uint32_t t, const Instr& in, const Val<V>& a, const Val<V>& b) {
+  if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && a.buf == b.buf) return apply_cmp(in.cmp, a.i, b.i);
+  const bool null_test = (a.kind == VKind::Int && a.i == 0) || (b.kind == VKind::Int && b.i == 0);
+  if ((a.kind == VKind::Ptr && b.kind == VKind::Ptr) || null_test) {
+    if (in.cmp == Cmp::EQ) return false;
+    if (in.cmp == Cmp::NE) return true;
+    fail(DiagKind::NotStructured, t,
+         null_test ? "an ordered comparison of a pointer with the null pointer (its address is not modelled)"
+                   : "an ordered comparison of pointers into different buffers (their addresses are not modelled)");
+  }
+  fail(DiagKind::NotStructured, t, "a comparison of a pointer with an integer: its address is not modelled");
+}
+
 template <class D>
 auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
   const DType ty = in.type;
@@ -177,10 +197,20 @@ auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
       return a;
     }
   }
-  if (in.op == Opcode::Mad && in.src.size() == 3) {  // a*b + pointer (nvcc's shared-memory addressing)
+  // a*b + pointer: nvcc's shared-memory addressing (mad.lo.s64), and
+  // Triton's index times element size plus base (mad.wide.s32 d, i, 4, p):
+  // the product at the instruction's width, widened, added to the offset.
+  if ((in.op == Opcode::Mad || in.op == Opcode::MadWide) && in.src.size() == 3) {
     Val<V> c = operand(t, in.src[2]);
     if (c.kind == VKind::Ptr) {
-      c.i += as_int(t, a, "a pointer offset") * as_int(t, operand(t, in.src[1]), "a pointer offset");
+      const std::int64_t x = as_int(t, a, "a pointer offset"), y = as_int(t, operand(t, in.src[1]), "a pointer offset");
+      if (in.op == Opcode::MadWide) {
+        const bool sg = dtype_is_signed(ty);
+        c.i += sg ? wrap(x, ty) * wrap(y, ty)
+                  : std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(y, ty)) & mask(ty)));
+      } else {
+        c.i += x * y;
+      }
       return c;
     }
   }

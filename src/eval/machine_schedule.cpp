@@ -142,7 +142,7 @@ template <class D>
 std::uint32_t Machine<D>::member_mask(std::uint32_t t, const Instr& in) {
   std::uint32_t mask = 0xffffffffu;
   auto mask_at = [&](std::size_t i) {
-    return std::uint32_t(as_int(t, operand(t, in.src[i]), "a member mask"));  // an immediate or a register
+    return std::uint32_t(control_int(t, operand(t, in.src[i]), "a member mask"));  // an immediate or a register
   };
   if (in.op == Opcode::WarpSync)
     mask = mask_at(0);
@@ -591,7 +591,8 @@ void Machine<D>::step(std::uint32_t t) {
   }
   const Instr& in = p_.code[pc];
   if (in.guard >= 0) {
-    const Val<V>& g = reg(t, std::uint32_t(in.guard));
+    const Val<V>& g = reg(t, std::uint32_t(in.guard)).kind == VKind::Undef ? mark_undefined(t, std::uint32_t(in.guard))
+                                                                            : reg(t, std::uint32_t(in.guard));
     if (g.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "an instruction predicated on tensor data");
     if (g.sched) schedule_dependent(t, g.sched, "a branch or predicated instruction");
     bool on = as_int(t, g, "a guard predicate") != 0;
@@ -717,16 +718,24 @@ void Machine<D>::trap(std::uint32_t t, const Instr& in) {
 template <class D>
 void Machine<D>::schedule_dependent(std::uint32_t t, std::uint32_t sched, const std::string& what) {
   const std::uint32_t atom_pc = sched - 1;
-  if (p_.code[atom_pc].op == Opcode::Shfl) {
+  auto undefined = undefined_why_.find(atom_pc);
+  if (undefined != undefined_why_.end()) {
+    // A shuffle's own undefined read (outside the mask, an exited lane), or
+    // a register never written, read by any instruction (a shuffle too).
+    const bool shuffle = undefined->second.compare(0, 12, "in a shuffle") == 0;
+    const bool at_shuffle = p_.code[atom_pc].op == Opcode::Shfl;
     Diagnostic d;
     d.kind = DiagKind::Uninitialized;
-    d.message = what + " depends on an undefined value: in a shuffle, " + undefined_why_[atom_pc];
+    d.message = what + " depends on an undefined value: " + undefined->second;
     d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
     if (t != kNone) d.threads = {t};
-    d.detail = "  the shuffle: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) +
-               "\n  CUDA leaves undefined what a shuffle reads from a lane outside its member mask or from\n"
-               "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7); an H100 happened\n"
-               "  to return 0 in our test, which no GPU promises\n";
+    d.detail = std::string(at_shuffle ? "  the shuffle: " : "  the read: ") + p_.code[atom_pc].loc.with_source() + ": " +
+               p_.instr_text(atom_pc) + "\n" +
+               (shuffle ? "  CUDA leaves undefined what a shuffle reads from a lane outside its member mask or from\n"
+                          "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7); an H100 happened\n"
+                          "  to return 0 in our test, which no GPU promises\n"
+                        : "  a register holds no defined value until it is written (a predicated load that this\n"
+                          "  thread skipped, say): reading it is harmless only while the value is discarded\n");
     throw Stop{d};
   }
   Diagnostic d;

@@ -21,10 +21,14 @@ namespace tileverify::machine {
 template <class D>
 void Machine<D>::collective(const Instr& in, const std::vector<std::uint32_t>& group) {
   collective_sched_ = 0;
-  if (sched_marks_ && in.op != Opcode::Shfl)
+  if (in.op != Opcode::Shfl)
     for (std::uint32_t t : group)
       for (const Operand& o : p_.code[pc_[t]].src)
-        if (o.kind == Operand::Kind::Reg) collective_sched_ = std::max(collective_sched_, reg(t, o.index).sched);
+        if (o.kind == Operand::Kind::Reg) {
+          const Val<V>& r = reg(t, o.index);
+          if (r.kind == VKind::Undef) mark_undefined(t, o.index);  // an mma fragment never loaded, say
+          if (sched_marks_) collective_sched_ = std::max(collective_sched_, r.sched);
+        }
   exchange(in, group);
   if (collective_sched_ && in.op != Opcode::Shfl)
     for (std::uint32_t t : group)
@@ -43,8 +47,8 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
     for (std::size_t gi = 0; gi < group.size(); ++gi) {
       std::uint32_t t = group[gi], lane = t % 32;
       const Instr& mine = p_.code[pc_[t]];
-      std::uint32_t b = std::uint32_t(as_int(t, operand(t, mine.src[1]), "a shuffle lane"));
-      std::uint32_t c = std::uint32_t(as_int(t, operand(t, mine.src[2]), "a shuffle clamp value"));
+      std::uint32_t b = std::uint32_t(control_int(t, operand(t, mine.src[1]), "a shuffle lane"));
+      std::uint32_t c = std::uint32_t(control_int(t, operand(t, mine.src[2]), "a shuffle clamp value"));
       warp::ShflResult sr = warp::shfl_source(warp::ShflMode(in.mode), int(lane), b, c);
       std::int64_t j = sr.src_lane;
       std::uint32_t src_t = (t / 32) * 32 + std::uint32_t(j);
@@ -60,7 +64,7 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
           char m[16];
           std::snprintf(m, sizeof m, "0x%08x", mask);
           bool out = !(mask >> j & 1) || src_t >= n_;
-          undefined_why_[pc] = "lane " + std::to_string(lane) + " read lane " + std::to_string(j) + ", which " +
+          undefined_why_[pc] = "in a shuffle, lane " + std::to_string(lane) + " read lane " + std::to_string(j) + ", which " +
                                (out ? std::string("is not in the member mask ") + m : std::string("had exited"));
         }
         result[gi] = operand(t, mine.src[0]);
