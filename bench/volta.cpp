@@ -395,7 +395,13 @@ const Family kFamilies[] = {
      "and Table 5 TileLang GEMMs (11–440 s), for which we have no counterpart."},
     {"softmax", "Softmax (VOLTA Fig. 1; one row of 128)",
      "VOLTA gives no softmax time (Fig. 1 is its running example)."},
+    {"triton", "Triton 3.6 output for sm_80 (examples/triton; PTX as emitted, every CTA of both grids)",
+     "VOLTA has no Triton table: its Table 5 (TileLang GEMMs, 11–440 s) is the nearest, compiler output of another "
+     "tile language."},
 };
+
+// Families kept outside the root's folders: (family, folder relative to the root).
+const std::pair<const char*, const char*> kExtraFamilies[] = {{"triton", "../triton/sm80"}};
 
 // The VOLTA row a pair corresponds to (same optimized kernel; our references
 // are serial where VOLTA's reduction reference is Red-1).
@@ -666,18 +672,19 @@ std::vector<Measured> find_specs(const std::string& root, const std::string& fam
                                  bool quick) {
   std::vector<Measured> out;
   std::error_code ec;
-  std::vector<fs::path> dirs;
+  std::vector<std::pair<std::string, fs::path>> dirs;  // (family, folder)
   for (const auto& e : fs::directory_iterator(root, ec))
-    if (e.is_directory()) dirs.push_back(e.path());
+    if (e.is_directory()) dirs.emplace_back(e.path().filename().string(), e.path());
   std::sort(dirs.begin(), dirs.end());
-  for (const fs::path& d : dirs) {
-    std::string fam = d.filename().string();
+  for (const auto& [name, rel] : kExtraFamilies)
+    if (fs::is_directory(fs::path(root) / rel, ec)) dirs.emplace_back(name, fs::path(root) / rel);
+  for (const auto& [fam, d] : dirs) {
     if (!family.empty() && fam != family) continue;
     // Quick: the reductions (28 small specs) and one softmax pair, a few seconds.
     if (quick && fam != "reduction" && fam != "softmax") continue;
     std::vector<fs::path> specs;
     for (const auto& e : fs::directory_iterator(d, ec))
-      if (e.path().extension() == ".json") specs.push_back(e.path());
+      if (e.path().extension() == ".json" && e.path().stem().extension() != ".meta") specs.push_back(e.path());
     std::sort(specs.begin(), specs.end(), [](const fs::path& a, const fs::path& b) {
       std::string x = a.stem().string(), y = b.stem().string();
       auto key = [](const std::string& s) {
