@@ -494,6 +494,20 @@ Expr ExprContext::mul(const std::vector<Expr>& factors) {
     }
   }
   if (prod.is_zero() && !has_inf) return zero_;
+  if (has_inf && !prod.is_zero()) {
+    // An infinity times known nonzero constants (numbers, ln 2) is an
+    // infinity: Triton's padding lanes compute 2^((-inf - m) * log2(e)),
+    // which must be exp(-inf) = 0 for the sum they join to stay finite.
+    bool known = true, negative = prod.sign() < 0;
+    for (std::uint32_t k : kids) {
+      const Op o = nodes_[k].op;
+      if (o == Op::NegInf)
+        negative = !negative;
+      else if (o != Op::PosInf && k != ln2_.id)
+        known = false;
+    }
+    if (known) return negative ? neg_inf_ : pos_inf_;
+  }
   if (!prod.is_one()) kids.push_back(constant(prod).id);
   if (kids.empty()) return one_;
   if (kids.size() == 1) return Expr{kids[0]};

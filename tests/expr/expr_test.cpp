@@ -42,6 +42,13 @@ TEST_CASE("constructors canonicalize cheaply") {
   CHECK(c.exp(c.zero()) == c.one());
   CHECK(c.exp(c.neg_inf()) == c.zero());
   CHECK(c.add(c.neg_inf(), x) == c.neg_inf());
+  // An infinity times known nonzero constants is an infinity, so that
+  // Triton's padding lanes, 2^((-inf - m) * log2 e), are 0 in the sums they join.
+  CHECK(c.mul(c.constant(Rational(3, 2)), c.neg_inf()) == c.neg_inf());
+  CHECK(c.mul(c.constant(-2), c.neg_inf()) == c.pos_inf());
+  CHECK(c.mul({c.neg_inf(), c.ln2(), c.constant(Rational(7, 5))}) == c.neg_inf());
+  CHECK(c.ex2(c.mul(c.sub(c.neg_inf(), x), c.constant(Rational(3, 2)))) == c.zero());
+  CHECK(c.mul(x, c.neg_inf()) != c.neg_inf());  // the sign of x is unknown
   CHECK(c.pow(c.pow(x, 2), 3) == c.pow(x, 6));
   CHECK(c.pow(x, 1) == x);
   CHECK(c.pow(c.constant(2), -2) == c.constant(Rational(1, 4)));

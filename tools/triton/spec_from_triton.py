@@ -123,7 +123,7 @@ def make_spec(fn, values, compiled, grid, stem, ptx):
             params.append(e)
         elif v["kind"] == "symbolic":
             params.append({"name": p.name, "dtype": v["dtype"], "symbolic": True})
-        elif not p.is_constexpr:
+        elif kept(fn, p, values):  # scalars Triton compiled in (constexprs, ints equal to 1) are no parameters
             val = v["value"]
             dtype = "f32" if isinstance(val, float) else "s32"
             params.append({"name": p.name, "dtype": dtype, "value": val})
