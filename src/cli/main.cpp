@@ -240,6 +240,7 @@ int main(int argc, char** argv) {
         payload.seed = seed;
         payload.limits.deadline = deadline;
         payload.limits.max_memory_bytes = max_memory;
+        payload.limits.grid_progress = grid_progress;  // "ctas": "all": the CTAs of every trial's runs
         report = tileverify::check_payloads(spec, payload);
       } else {
         tileverify::RunLimits limits;

@@ -23,6 +23,9 @@ inline std::string cta_name(const Dim3& d) {
 template <class V>
 struct GridRun {
   std::map<std::string, std::vector<std::optional<V>>> outputs;
+  // The CTA that wrote each element of outputs (the first, for atomics
+  // merged from several CTAs).
+  std::map<std::string, std::vector<std::optional<Dim3>>> writers;
   std::vector<Diagnostic> diagnostics;
   std::vector<Diagnostic> notes;  // a few, from the first CTAs that had any
   RunStats stats;
@@ -191,6 +194,9 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
             } else if (t.kinds & Touch::kWrite) {
               outv[e] = *out_it->second[e];
             }
+            auto& who = g.writers[name];
+            who.resize(ts.size());
+            if (!who[e] && (t.kinds & (Touch::kWrite | Touch::kAtomic))) who[e] = l.cta;
           }
         }
       }
