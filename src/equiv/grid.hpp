@@ -31,6 +31,19 @@ struct GridRun {
   RunStats stats;
 };
 
+// What an output element held when each CTA's run started: the launch's
+// TensorArg::init, else its input symbol (an integer one for integer data,
+// as the evaluator fills it). Each CTA's atomic result counts it once.
+template <class Domain>
+typename Domain::Value initial_value(const Launch& l, const std::string& name, std::uint64_t e, Domain& dom) {
+  const TensorArg* t = nullptr;
+  for (const LaunchArg& a : l.args)
+    if (a.is_tensor && a.tensor.name == name) t = &a.tensor;
+  if (t && t->init == TensorInit::Value)
+    return t->init_inf != 0 ? dom.infinity(t->init_inf < 0) : dom.constant(t->init_value);
+  return t && !dtype_is_float(t->dtype) ? dom.int_input(name, e) : dom.input(name, e);
+}
+
 // check_races: each CTA's run checks its own races too (a payload check
 // checks them on its first input only; races between CTAs are always checked).
 template <class Domain>
@@ -207,7 +220,7 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
       AtomOp op = AtomOp(owners[name][e]->touch.atomic_op);
       V v = parts[e][0];
       if (op == AtomOp::Add) {
-        V y0 = dom.input(name, e);
+        const V y0 = initial_value(l, name, e, dom);
         for (std::size_t i = 1; i < parts[e].size(); ++i) v = dom.add(v, dom.sub(parts[e][i], y0));
       } else {
         for (std::size_t i = 1; i < parts[e].size(); ++i)

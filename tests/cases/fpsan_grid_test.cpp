@@ -63,6 +63,22 @@ TEST_CASE("fpsan over the grid: races between CTAs, and atomics merged from ever
         Outcome::PayloadsDiffer);
 }
 
+TEST_CASE("whole grids: atomics merged from every CTA count the output's initial value once") {
+  // Each CTA's run starts from the output's initial value: a given one
+  // ("init") or, for an input, its symbol (an integer symbol for integer
+  // data). Merged as if it were always the float input symbol, these were
+  // not equivalent.
+  for (const char* name : {"fpsan_grid/atomic_init_f32.json", "fpsan_grid/atomic_init_s32.json",
+                           "fpsan_grid/atomic_inout_s32.json"}) {
+    INFO(name);
+    auto spec = grid_spec(name);
+    auto eq = tileverify::check_equivalence(spec);
+    INFO(eq.text());
+    CHECK(eq.verdict == Outcome::Equivalent);
+    CHECK(tileverify::check_payloads(spec, few_trials()).verdict == Outcome::PayloadsAgree);
+  }
+}
+
 TEST_CASE("fpsan over the grid: progress counts the CTAs of every run, and the deadline holds") {
   auto spec = grid_spec("fpsan_grid/reversed.json");
   tileverify::PayloadOptions o = few_trials();

@@ -20,3 +20,13 @@ __global__ void scale_tiles_last_wrong(const float* x, float* y) {
 __global__ void scale_tiles_overlapping(const float* x, float* y) {
   y[threadIdx.x] = 3.0f * x[blockIdx.x * 32 + threadIdx.x];
 }
+// atomicAdd from every CTA into one integer, against a serial sum that starts
+// from y[0] as well (inout: y[0] is an input; "init": y[0] starts at a value).
+__global__ void count_atomic(const int* x, int* y) {
+  atomicAdd(y, x[blockIdx.x * 32 + threadIdx.x]);
+}
+__global__ void count_serial(const int* x, int* y) {
+  int s = y[0];
+  for (int i = 0; i < 128; ++i) s += x[i];
+  y[0] = s;
+}
