@@ -159,6 +159,7 @@ struct KernelLoad {
   std::optional<Program> program;
   std::string error;
   bool bad_input = false;
+  SourceLoc loc;  // where in the PTX the error is (the file alone when no line is known)
 };
 KernelLoad load_kernel(const KernelSpec& kernel);
 

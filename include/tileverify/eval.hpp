@@ -102,9 +102,11 @@ struct Launch {
 // a barrier divergence is an error and a same-value write a Race.
 // ConstantRead: only ever a note (Report::notes) of an equivalence check: a
 // constant read as an exact product (read_rounded_constants, docs/decide.md).
+// BadInput: a report's reason for the verdict `error` (malformed PTX or spec,
+// a kernel that is not there), where in the file when known.
 enum class DiagKind {
   Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
-  BarrierDivergence, SameValueWrite, ConstantRead
+  BarrierDivergence, SameValueWrite, ConstantRead, BadInput
 };
 const char* diag_kind_name(DiagKind k);
 

@@ -33,10 +33,17 @@ namespace {
 using tileverify::Outcome;
 using tileverify::Report;
 
-Report error_report(const std::string& message) {
+// Bad input or usage, the reason also a bad_input diagnostic (at the spec
+// file, when it concerns the spec), as the library gives its own.
+Report error_report(const std::string& message, const std::string& file = "") {
   Report r;
   r.verdict = Outcome::Error;
   r.error = message;
+  tileverify::Diagnostic d;
+  d.kind = tileverify::DiagKind::BadInput;
+  d.message = message;
+  d.loc.file = file;
+  r.diagnostics.push_back(d);
   return r;
 }
 
@@ -203,14 +210,14 @@ int main(int argc, char** argv) {
   try {
     auto loaded = tileverify::load_spec(spec_path);
     if (!loaded.spec) {
-      report = error_report(loaded.error);
+      report = error_report(loaded.error, spec_path);
     } else {
       tileverify::Spec spec = *loaded.spec;
       if (cta) spec.cta = cta_dims;
       spec.strict = spec.strict || strict;
       std::string outside = cta ? cta_problem(spec, spec_path) : "";
       if (!outside.empty()) {
-        report = error_report(outside);
+        report = error_report(outside, spec_path);
       } else if (equiv->parsed()) {
         tileverify::DecideLimits limits;
         limits.threads = unsigned(threads);

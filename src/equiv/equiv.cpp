@@ -35,18 +35,21 @@ KernelLoad lower_parsed(const ptx::ParseResult& parsed, const KernelSpec& k) {
   if (parsed.error) {
     r.error = parsed.error->text();
     r.bad_input = !parsed.error->unsupported;  // a parse error is bad input, unless the parser knows the form
+    r.loc = parsed.error->loc;
     return r;
   }
   // The spec may name the kernel demangled ("sgemm_smem<32>").
   const std::optional<std::string> entry = kernel_entry(*parsed.module, k.kernel, &r.error);
   if (!entry) {
     r.bad_input = true;
+    r.loc.file = k.ptx;
     return r;
   }
   auto lowered = ptx::lower_kernel(*parsed.module, *entry, k.dynamic_shared);
   if (lowered.error) {
     r.error = lowered.error->text();
     r.bad_input = !lowered.error->unsupported;
+    r.loc = lowered.error->loc;
     return r;
   }
   r.program = std::move(lowered.program);
@@ -68,6 +71,13 @@ std::optional<Program> take_program(KernelLoad l, Report* r) {
     // Unsupported PTX is outside the supported class; a missing kernel is bad input.
     r->verdict = l.bad_input ? Outcome::Error : Outcome::Unsupported;
     r->error = l.error;
+    // The reason as a diagnostic too, with its place, as a run's are.
+    Diagnostic d;
+    d.kind = l.bad_input ? DiagKind::BadInput : DiagKind::Unsupported;
+    d.loc = l.loc;
+    const std::string prefix = l.loc.with_source() + ": error: ";
+    d.message = l.error.rfind(prefix, 0) == 0 ? l.error.substr(prefix.size()) : l.error;
+    r->diagnostics.push_back(std::move(d));
   }
   return std::move(l.program);
 }
@@ -129,6 +139,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::BarrierDivergence: return Outcome::BarrierDivergence;
     case DiagKind::SameValueWrite: return Outcome::Race;
     case DiagKind::ConstantRead: return Outcome::Equivalent;  // never a verdict: only a note
+    case DiagKind::BadInput: return Outcome::Error;
   }
   return Outcome::Error;
 }

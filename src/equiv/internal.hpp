@@ -36,6 +36,20 @@ struct LoadedPair {
 };
 std::optional<LoadedPair> load_pair(const Spec& spec, const std::string& what, Report* r);
 
+// A report whose verdict is `error` or `unsupported` names its reason in
+// Report::diagnostics too (docs/reports.md), as a diagnostic of kind
+// bad_input or unsupported; one that only has Report::error (a spec that
+// does not fit its kernels) gets one at the spec file.
+inline void error_as_diagnostic(Report& r, const std::string& spec_path) {
+  if ((r.verdict != Outcome::Error && r.verdict != Outcome::Unsupported) || !r.diagnostics.empty() || r.error.empty())
+    return;
+  Diagnostic d;
+  d.kind = r.verdict == Outcome::Error ? DiagKind::BadInput : DiagKind::Unsupported;
+  d.message = r.error;
+  d.loc.file = spec_path;
+  r.diagnostics.push_back(std::move(d));
+}
+
 // No exception leaves the public checks: running out of memory is a limit
 // (Unknown), anything else a bug of ours, reported as Unknown with a request
 // to report it, never an abort of the caller.
@@ -45,7 +59,9 @@ Report guarded(const Spec& spec, F&& check) {
   Report r;
   r.verdict = Outcome::Unknown;
   try {
-    return check();
+    Report done = check();
+    error_as_diagnostic(done, spec.path);
+    return done;
   } catch (const std::bad_alloc&) {
     r.error = "ran out of memory while checking " + what + " (lower --max-memory so that a limit ends it earlier, "
               "or check a smaller launch)";

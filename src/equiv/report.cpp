@@ -67,11 +67,25 @@ std::string first_inputs(const std::string& list, std::size_t most) {
 using util::source_name;
 using util::source_names_in;
 
-// A diagnostic as the report shows it: names as the CUDA source spells them
+// Whether d is the report's error itself, given as a diagnostic for the JSON
+// (an unreadable kernel, a spec that does not fit it): the text shows the
+// error line alone.
+bool restates(const Diagnostic& d, const std::string& error) {
+  return !error.empty() && (d.kind == DiagKind::BadInput || d.kind == DiagKind::Unsupported) &&
+         (d.message == error || d.loc.with_source() + ": error: " + d.message == error);
+}
+
+// A message as the report shows it: names as the CUDA source spells them
 // (nvcc's PTX has red5's `static __shared__ float s[]` as _ZZ4red5PKfPfE1s).
-// The PTX instructions quoted in its accesses stay as they are.
+// Bad input keeps the names of the files it quotes (the kernel names a spec
+// may use, listed mangled and demangled): the user fixes those files.
+std::string shown(const Diagnostic& d) {
+  return d.kind == DiagKind::BadInput ? d.message : source_names_in(d.message);
+}
+// The diagnostic as the text shows it. The PTX instructions quoted in its
+// accesses stay as they are.
 Diagnostic in_source_names(Diagnostic d) {
-  d.message = source_names_in(d.message);
+  d.message = shown(d);
   d.detail = source_names_in(d.detail);
   d.buffer = source_name(d.buffer);
   return d;
@@ -110,22 +124,22 @@ std::string Report::text() const {
         os << "UNKNOWN: not every output could be decided (" << stats.proved << " of " << stats.outputs_compared
            << " proved)\n";
       else if (!error.empty())
-        os << "UNKNOWN: " << source_names_in(error) << "\n";
+        os << "UNKNOWN: " << error << "\n";
       else
         os << "UNKNOWN: a limit was reached before the check finished\n";
       break;
     case Outcome::Error:
       // Launch errors come as diagnostics (below), with the kernel they concern.
-      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : source_names_in(error))
-         << "\n";
+      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
       break;
     case Outcome::Unsupported:
       os << "UNSUPPORTED: outside what tileverify verifies\n";
-      if (!error.empty()) os << "  " << source_names_in(error) << "\n";
+      if (!error.empty()) os << "  " << error << "\n";
       break;
     default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
   }
-  for (const Diagnostic& d : diagnostics) os << in_source_names(d).text();
+  for (const Diagnostic& d : diagnostics)
+    if (!restates(d, error)) os << in_source_names(d).text();
   // Findings that leave the verdict alone come after the evidence for it.
   for (const Diagnostic& d : notes)
     os << (d.kind == DiagKind::BarrierDivergence ? "warning: " : "note: ") << in_source_names(d).text();
@@ -159,7 +173,7 @@ std::string Report::json() const {
   auto diagnostic = [](const Diagnostic& d) {
     nlohmann::json x;
     x["kind"] = diag_kind_name(d.kind);
-    x["message"] = source_names_in(d.message);
+    x["message"] = shown(d);
     x["message_ptx"] = d.message;
     x["location"] = d.loc.text();
     if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
@@ -184,7 +198,7 @@ std::string Report::json() const {
   for (const Diagnostic& d : diagnostics) j["diagnostics"].push_back(diagnostic(d));
   j["notes"] = nlohmann::json::array();
   for (const Diagnostic& d : notes) j["notes"].push_back(diagnostic(d));
-  if (!error.empty()) j["error"] = source_names_in(error);
+  if (!error.empty()) j["error"] = error;
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;

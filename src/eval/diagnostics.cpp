@@ -22,6 +22,7 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::BarrierDivergence: return "barrier_divergence";
     case DiagKind::SameValueWrite: return "same_value_write";
     case DiagKind::ConstantRead: return "constant_read";
+    case DiagKind::BadInput: return "bad_input";
   }
   return "?";
 }

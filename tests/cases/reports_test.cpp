@@ -134,3 +134,61 @@ TEST_CASE("JSON report: counterexample inputs are an object of tensors, each a l
   const json k = json::parse(made.json());
   CHECK(k["counterexample"]["inputs"]["x"] == json::parse(R"(["1/3", null, -2, 0.625])"));
 }
+
+TEST_CASE("JSON report: every unsupported or error verdict gives its reason as a diagnostic, with its place") {
+  const fs::path dir = cases() / "error_reasons";
+  struct Case {
+    const char* spec;
+    const char* kind;      // of the diagnostic
+    const char* location;  // how its location ends
+  };
+  const Case all[] = {
+      {"nanosleep.json", "unsupported", "reasons.ptx:34:2"},
+      {"cluster.json", "unsupported", "reasons.ptx:75:2"},
+      {"clock.json", "unsupported", "reasons.ptx:121:17"},
+      {"decimal.json", "unsupported", "decimal.ptx:32:16"},
+      {"misspelt.json", "bad_input", "misspelt.ptx:9:1"},
+      {"pair_misspelt.json", "bad_input", "misspelt.ptx:9:1"},
+      {"missing_kernel.json", "bad_input", "reasons.ptx"},  // no line: the file has no such kernel
+      {"args_count.json", "bad_input", "args_count.json"},  // the spec does not fit the kernel
+  };
+  for (const Case& c : all) {
+    const tileverify::Spec spec = spec_at(dir / c.spec);
+    const tileverify::Report r = spec.opt ? tileverify::check_equivalence(spec) : tileverify::check(spec);
+    const std::string text = r.text();
+    INFO(std::string(c.spec) << "\n" << text);
+    CHECK(std::string(tileverify::outcome_name(r.verdict)) == spec.expect);
+    const json j = json::parse(r.json());
+    REQUIRE(j["diagnostics"].size() >= 1);
+    const json& d = j["diagnostics"][0];
+    CHECK(d["kind"] == c.kind);
+    const std::string location = d["location"];
+    CHECK(location.size() >= std::string(c.location).size());
+    CHECK(location.compare(location.size() - std::string(c.location).size(), std::string::npos, c.location) == 0);
+    CHECK(!d["message"].get<std::string>().empty());
+    // The text says the reason once.
+    const std::string message = d["message_ptx"];
+    const std::size_t first = text.find(message);
+    CHECK(first != std::string::npos);
+    CHECK(text.find(message, first + 1) == std::string::npos);
+  }
+  // A report made without a spec file (the library's own checks of a
+  // Spec built in code) still says why.
+  tileverify::Spec no_opt = spec_at(dir / "nanosleep.json");
+  no_opt.path.clear();
+  const json j = json::parse(tileverify::check_equivalence(no_opt).json());
+  CHECK(j["verdict"] == "error");
+  REQUIRE(j["diagnostics"].size() == 1);
+  CHECK(j["diagnostics"][0]["kind"] == "bad_input");
+}
+
+TEST_CASE("reports: bad input quotes the names of the files it is about, mangled as they are") {
+  // The spec names a kernel that is not there: the list of the file's
+  // kernels gives each mangled name (which the spec may use) and its
+  // demangled one.
+  const auto r = tileverify::check(spec_at(cases() / "error_reasons" / "missing_kernel.json"));
+  INFO(r.text());
+  CHECK(r.text().find("_Z6sleepyPKfPf (sleepy)") != std::string::npos);
+  CHECK(json::parse(r.json())["diagnostics"][0]["message"].get<std::string>().find("_Z6sleepyPKfPf (sleepy)") !=
+        std::string::npos);
+}
