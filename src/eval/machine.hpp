@@ -14,6 +14,7 @@
 #include "tileverify/eval.hpp"
 #include "tileverify/payload_domain.hpp"
 
+#include "memory.hpp"
 #include "warp_semantics.hpp"
 
 #include <algorithm>
@@ -28,8 +29,6 @@
 #include <vector>
 
 namespace tileverify::machine {
-
-inline constexpr std::uint32_t kNone = UINT32_MAX;
 
 // Pair: two 16-bit floats packed in one 32-bit register (f low half, g high half),
 // as mma.sync and ldmatrix fragments hold them.
@@ -51,69 +50,6 @@ struct Val {
   // undefined value); 0: none. Checked where it could change what the kernel
   // does (an output, an address, a branch).
   std::uint32_t sched = 0;
-};
-
-// Accesses of one kind to one element that may be unordered among
-// themselves (plain reads, atomics): one epoch (thread, clock) while they are
-// ordered, a vector clock (an index into read_sets_) once two are not.
-struct Epochs {
-  std::uint32_t thread = kNone, clock = 0, pc = 0;
-  std::int32_t set = -1;
-};
-
-// The last write is one epoch (w_*). Unordered plain writes of the same
-// value are not a race (see check_write); after them every writer unordered
-// with the others is kept, as later accesses must be ordered after all of
-// them: w_* is the latest, w_more (an index into write_sets_, -1: none)
-// holds the others.
-struct Shadow {
-  std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
-  std::int32_t w_more = -1;
-  Epochs reads, atomics;
-};
-
-struct WriteEpoch {
-  std::uint32_t thread, clock, pc;
-};
-
-enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite };
-
-inline const char* access_name(Access a) {
-  switch (a) {
-    case Access::Read: return "read";
-    case Access::Write: return "write";
-    case Access::Atomic: return "atomic";
-    case Access::AsyncWrite: return "cp.async write";
-  }
-  return "?";
-}
-
-template <class V>
-struct Memory {
-  std::string name;
-  Space space = Space::Global;
-  DType dtype = DType::F32;
-  std::size_t esize = 4;
-  Role role = Role::Scratch;
-  std::uint64_t elements = 0;  // per thread for local memory
-  bool per_thread = false;
-  bool untyped = false;  // declared as bytes: typed by its first access
-  bool read_only = false;          // .const data
-  bool lazy_inputs = false;        // input cells whose symbol is not made yet hold an invalid handle
-  std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
-  std::vector<Val<V>> cells;
-  std::vector<Shadow> shadow;
-  std::vector<std::uint32_t> pending;  // per cell: id of a cp.async not yet retired (0: none); empty until one targets it
-  std::vector<Touch> touches;          // tensor arguments, with RunOptions::record_touches
-};
-
-// One element of an issued cp.async: its source was read at the cp.async, its
-// shared destination is written when a wait retires its group.
-template <class V>
-struct AsyncCopy {
-  std::uint32_t thread = 0, pc = 0, buf = 0;
-  std::size_t cell = 0;
-  Val<V> value;
 };
 
 struct Stop {
@@ -148,12 +84,13 @@ class Machine {
     Val<V>& v = m.cells[c];
     if constexpr (kLazyInputs) {
       if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
-        v.f = v.kind == VKind::Data ? d_.int_input(m.name, c) : d_.input(m.name, c);
+        v.f = v.kind == VKind::Data ? d_.int_input(m.name, m.element_of(c)) : d_.input(m.name, m.element_of(c));
     }
     return v;
   }
 
   static void fill_initial(Memory<V>& m);
+  void typed(Memory<V>& m, std::uint64_t elements, std::uint32_t size);
 
   // ------------------------------------------------------------ limits
   // The memory budget and the deadline (machine_setup.cpp).
@@ -397,47 +334,81 @@ class Machine {
     return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
   }
 
-  // The cell of element `k` of an access at `a`, checked.
-  std::size_t cell(std::uint32_t t, const Addr& a, std::size_t k, std::size_t width_bytes, bool write) {
+  // The first cell of access number k of `width` bytes at a (bytes
+  // a.offset + k·width onwards), checked: aligned to its width and inside
+  // the buffer. An untyped array takes `width` as its granule at its first
+  // access, and a narrower access re-grids the buffer first (adapt), so the
+  // access covers width / g whole cells from the one returned. An access of
+  // the granule's width, nearly all of them, takes no branch of adapt's.
+  std::size_t cell(std::uint32_t t, const Addr& a, std::size_t k, std::size_t width, bool write) {
     Memory<V>& m = mem_[a.buf];
-    if (m.untyped && width_bytes != m.esize) {
-      // A byte array (.shared .b8 buf[N]) takes the width of its first access as
-      // its element size; accessing it at other widths later is unsupported.
-      m.elements = m.elements * m.esize / width_bytes;
-      m.esize = width_bytes;
-      m.cells.assign(m.per_thread ? m.elements * n_ : m.elements, Val<V>{});
-      if (!m.per_thread && o_.check_races) m.shadow.assign(m.elements, Shadow{});
-      fill_initial(m);
-    }
-    m.untyped = false;
-    if (width_bytes != m.esize)
-      fail(DiagKind::Unsupported, t,
-           "a " + std::to_string(width_bytes) + "-byte access to '" + m.name + "', whose elements are " +
-               std::to_string(m.esize) + " bytes");
-    std::int64_t byte = a.offset + std::int64_t(k * width_bytes);
-    if (byte % std::int64_t(m.esize) != 0) fail(DiagKind::Unsupported, t, "a misaligned access to '" + m.name + "'");
-    std::int64_t e = byte / std::int64_t(m.esize);
-    if (e < 0 || std::uint64_t(e) >= m.elements) {
-      Diagnostic d;
-      d.kind = DiagKind::OutOfBounds;
-      d.message = std::string(write ? "write to " : "read of ") + m.name + "[" + std::to_string(e) + "], but '" +
-                  m.name + "' has " + std::to_string(m.elements) + " elements";
-      d.loc = p_.code[pc_[t]].loc;
-      d.threads = {t};
-      d.buffer = m.name;
-      d.element = e;
-      d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
-      throw Stop{d};
-    }
-    return m.per_thread ? std::size_t(t) * m.elements + std::size_t(e) : std::size_t(e);
+    if (__builtin_expect(width < m.g || m.untyped, 0)) adapt(t, m, width);
+    const std::int64_t byte = a.offset + std::int64_t(k * width);
+    if (byte & std::int64_t(width - 1)) misaligned(t, m, byte, width);
+    if (byte < 0 || std::uint64_t(byte) + width > m.bytes) out_of_bounds(t, m, byte, width, write);
+    const std::size_t c = std::size_t(byte) >> m.gshift;
+    return m.per_thread ? std::size_t(t) * m.ncells + c : c;
   }
 
   void check_writable(std::uint32_t t, const Memory<V>& m) {
     if (m.read_only) fail(DiagKind::Unsupported, t, "a write to '" + m.name + "', which is read-only .const data");
   }
 
+  // ------------------------------------------------------------ bytes
+  // Granules, re-gridding, and values split into cells and joined from them
+  // (machine_memory.cpp; memory.hpp says how).
+  void adapt(std::uint32_t t, Memory<V>& m, std::size_t width);
+  void regrid(Memory<V>& m, std::uint32_t g);
+  Shadow copy_shadow(const Shadow& s);
+  [[noreturn]] void misaligned(std::uint32_t t, const Memory<V>& m, std::int64_t byte, std::size_t width);
+  [[noreturn]] void out_of_bounds(std::uint32_t t, const Memory<V>& m, std::int64_t byte, std::size_t width, bool write);
+  static Cell<V> make_cell(const Val<V>& v, std::uint32_t tag) {
+    Cell<V> c;
+    static_cast<Val<V>&>(c) = v;
+    c.tag = tag;
+    return c;
+  }
+  static void pieces(const Val<V>& v, std::size_t width, std::uint32_t g, std::uint32_t tag, Cell<V>* out);
+  static void split_cell(const Cell<V>& x, std::size_t width, std::uint32_t g, Cell<V>* out);
+  // The access a join or split reads for (its messages): thread t (kNone:
+  // the output collection) and how many bytes; what: "read", "atomic", ...
+  struct Reader {
+    std::uint32_t t;
+    std::size_t width;
+    const char* what;
+    std::uint64_t byte;  // where the access starts
+  };
+  Val<V> join(const Reader& r, Memory<V>& m, std::size_t c, std::size_t width);
+  Val<V> combine(const Reader& r, Memory<V>& m, std::size_t c, std::size_t k, const Val<V>& lo, const Val<V>& hi,
+                 std::size_t half);
+  std::string origin(const Memory<V>& m, std::size_t c) const;
+  [[noreturn]] void bad_bytes(const Reader& r, const Memory<V>& m, std::size_t c, const std::string& what);
+  // A read of `width` bytes from cell c by thread t at pc, race-checked;
+  // Undef when some byte was never written (noted as such).
+  Val<V> read(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, std::uint32_t pc) {
+    if (width == m.g && !(m.cells[c].tag & kSliceBits)) {
+      check_read(t, m, c, pc);
+      return read_cell(m, c);
+    }
+    return read_slow(t, m, c, width, pc);
+  }
+  Val<V> read_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, std::uint32_t pc);
+  // A plain store (st, wmma.store) of v, `width` bytes from cell c, race-checked.
+  void write(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, const Val<V>& v, std::uint32_t pc) {
+    if (width == m.g) {
+      const std::uint32_t tag = make_tag(pc);
+      check_write(t, m, c, pc, Access::Write, &v, 0);
+      Cell<V>& x = m.cells[c];
+      static_cast<Val<V>&>(x) = v;
+      x.tag = tag;
+      return;
+    }
+    write_slow(t, m, c, width, v, pc);
+  }
+  void write_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, const Val<V>& v, std::uint32_t pc);
+
   // ------------------------------------------------------------ race check
-  // Shadow cells, epochs and vector clocks (machine_memory.cpp).
+  // Shadow cells, epochs and vector clocks (machine_races.cpp).
   [[noreturn]] void race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
                          Access other_kind, Access kind, std::uint32_t pc);
   bool ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const;
@@ -449,12 +420,12 @@ class Machine {
   template <class F>
   void for_unordered_writes(const Shadow& s, std::uint32_t t, F f);
   void check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc);
-  void check_read(std::uint32_t t, Memory<V>& m, std::size_t c);
   void touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc);
   void check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
-  // `value`: what a plain store (st, wmma.store) writes; null for a cp.async.
+  // `value` and `slice` (its tag's slice bits): what a plain store (st,
+  // wmma.store) writes into the cell; null for a cp.async.
   void check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind = Access::Write,
-                   const Val<V>* value = nullptr);
+                   const Val<V>* value = nullptr, std::uint32_t slice = 0);
   std::size_t plain_width(std::uint32_t pc) const;
   bool same_value(const Val<V>& a, const Val<V>& b) const;
   void same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
@@ -463,15 +434,18 @@ class Machine {
 
   // ------------------------------------------------------------ accesses
   // ld, st, atom / red and cp.async with its groups (machine_memory.cpp).
+  void check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a, std::size_t width, std::size_t count);
   void load(std::uint32_t t, const Instr& in);
   void note_uninitialized(std::uint32_t t, const Memory<V>& m, std::size_t c);
-  static bool packed(const Memory<V>& m, DType access);
-  Val<V> load_pair(std::uint32_t t, Memory<V>& m, const Addr& a, std::size_t k);
+  V poison(const Memory<V>& m, std::size_t c) { return d_.poison(m.name, m.element_of(c)); }
   void store(std::uint32_t t, const Instr& in);
   void atomic(std::uint32_t t, const Instr& in);
   void cp_async(std::uint32_t t, const Instr& in);
   void need_copy_groups();
   void retire(std::uint32_t t, const std::vector<std::uint32_t>& group);
+  // The 2-byte elements of `count` · 2 bytes at a (ldmatrix's rows), read
+  // in cells of the buffer's granule (no re-gridding for them).
+  void read_halves(std::uint32_t t, const Addr& a, std::size_t count, V* out);
 
   // ------------------------------------------------------------ execution
   // One instruction of one thread, traps, schedule-dependent values
@@ -646,7 +620,7 @@ class Machine {
   std::pair<Addr, std::int64_t> wmma_address(const Instr& in, const std::vector<std::uint32_t>& group, int rows,
                                              int cols);
   static std::size_t wmma_offset(const Instr& in, int r, int c, std::int64_t ld);
-  V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty);
+  V read_float(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, DType ty);
   static int slots_per_reg(DType t);
   void set_fragment(std::uint32_t t, const decltype(Instr::dst)& regs, const std::vector<V>& slots, int per);
   void wmma_load(const Instr& in, const std::vector<std::uint32_t>& group);

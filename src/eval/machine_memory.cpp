@@ -1,6 +1,7 @@
-// Machine<D>: memory accesses (ld, st, atom / red, cp.async and its groups)
-// and the race check on them (FastTrack-style epochs and vector clocks,
-// shadow cells, copies in flight).
+// Machine<D>: memory accesses. The bytes of a buffer (granules, re-gridding,
+// values split into cells and joined from them: memory.hpp says how), and
+// ld, st, atom / red, cp.async with its groups, and ldmatrix's rows on them.
+// The race check on the cells is machine_races.cpp.
 #include "machine.hpp"
 
 #include <algorithm>
@@ -10,295 +11,328 @@
 
 namespace tileverify::machine {
 
-// ------------------------------------------------------------ race check
+namespace {
 
-template <class D>
-void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
-                      Access other_kind, Access kind, std::uint32_t pc) {
-  Diagnostic d;
-  d.kind = DiagKind::Race;
-  d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(c) +
-              "] between thread " + std::to_string(other) + " (" + access_name(other_kind) + ") and thread " +
-              std::to_string(t) + " (" + access_name(kind) + ")";
-  d.loc = p_.code[pc].loc;
-  d.threads = {other, t};
-  d.buffer = m.name;
-  d.element = std::int64_t(c);
-  auto info = [&](std::uint32_t u, std::uint32_t upc, Access k) {
-    return AccessInfo{u, upc, k != Access::Read, p_.code[upc].loc, p_.instr_text(upc), access_name(k)};
-  };
-  d.accesses = {info(other, other_pc, other_kind), info(t, pc, kind)};
-  throw Stop{d};
+// Whether a and b are one value (the slices of one stored value, kept in
+// several cells): the same kind and fields, the same domain value.
+template <class D, class V>
+bool identical(const Val<V>& a, const Val<V>& b) {
+  return a.kind == b.kind && a.cmp == b.cmp && a.buf == b.buf && a.i == b.i && D::same(a.f, b.f) && D::same(a.g, b.g);
 }
 
-// FastTrack-style checks: the last write is one epoch (thread, clock); reads
-// and atomics are one epoch until two unordered ones meet, then a vector clock.
-template <class D>
-bool Machine<D>::ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
-  return u == t || vc_[std::size_t(t) * n_ + u] > clock;
-}
+std::uint64_t low_bytes(std::size_t n) { return n >= 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * n)) - 1; }
 
-template <class D>
-void Machine<D>::add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc) {
-  std::uint32_t clock = vc_[std::size_t(t) * n_ + t];
-  if (e.set >= 0) {
-    read_sets_[std::size_t(e.set)][t] = {clock + 1, pc};
-  } else if (e.thread == kNone || ordered(t, e.thread, e.clock)) {
-    e.thread = t;
-    e.clock = clock;
-    e.pc = pc;
-  } else {  // two unordered accesses: keep both
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(n_, {0, 0});
-    set[e.thread] = {e.clock + 1, e.pc};
-    set[t] = {clock + 1, pc};
-    e.set = new_read_set(std::move(set));
-  }
-}
+// "a 4-byte", "an 8-byte" (access widths are 1 to 16 bytes).
+std::string sized(std::size_t n) { return std::string(n == 8 || n == 11 ? "an " : "a ") + std::to_string(n) + "-byte"; }
 
-// Calls f(thread, pc) for each access in e that no sync orders before t's.
-template <class D>
-template <class F>
-void Machine<D>::for_unordered(const Epochs& e, std::uint32_t t, F f) {
-  if (e.set >= 0) {
-    const auto& set = read_sets_[std::size_t(e.set)];
-    for (std::uint32_t u = 0; u < n_; ++u)
-      if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) f(u, set[u].second);
-  } else if (e.thread != kNone && !ordered(t, e.thread, e.clock)) {
-    f(e.thread, e.pc);
-  }
-}
+}  // namespace
 
-template <class D>
-void Machine<D>::clear_epochs(Epochs& e) {
-  if (e.set >= 0) free_sets_.push_back(e.set);
-  e.set = -1;
-  e.thread = kNone;
-}
+// ------------------------------------------------------------ bytes
 
+// An access cell() cannot take at the buffer's granule as it is: the first
+// access of an untyped array sets its granule and unit (its initializer is
+// read in cells of that size); a narrower access re-grids the buffer down.
 template <class D>
-std::int32_t Machine<D>::new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set) {
-  if (!free_sets_.empty()) {
-    std::int32_t k = free_sets_.back();
-    free_sets_.pop_back();
-    read_sets_[std::size_t(k)] = std::move(set);
-    return k;
-  }
-  read_sets_.push_back(std::move(set));
-  return std::int32_t(read_sets_.size() - 1);
-}
-
-// An element a cp.async will write when its group is retired: any access
-// before that, by any thread, the copying one included, races with the copy.
-template <class D>
-void Machine<D>::check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc) {
-  if (m.pending.empty() || m.pending[c] == 0) return;
-  const AsyncCopy<V>& cp = copies_[m.pending[c] - 1];
-  race(t, m, c, cp.thread, cp.pc, Access::AsyncWrite, kind, pc);
-}
-
-template <class D>
-void Machine<D>::check_read(std::uint32_t t, Memory<V>& m, std::size_t c) { check_read(t, m, c, pc_[t]); }
-
-template <class D>
-void Machine<D>::touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc) {
-  if (!o_.record_touches || m.role == Role::Scratch || m.space != Space::Global) return;
-  if (m.touches.size() < m.cells.size()) m.touches.resize(m.cells.size());
-  Touch& x = m.touches[c];
-  bool first_update = kind != Touch::kRead && !(x.kinds & (Touch::kWrite | Touch::kAtomic));
-  if (x.kinds == 0 || first_update) {
-    x.thread = t;
-    x.pc = pc;
-  }
-  if (kind == Touch::kAtomic) x.atomic_op = p_.code[pc].mode;
-  x.kinds |= kind;
-}
-
-template <class D>
-template <class F>
-void Machine<D>::for_unordered_writes(const Shadow& s, std::uint32_t t, F f) {
-  if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) f(s.w_thread, s.w_pc);
-  if (s.w_more >= 0)
-    for (const WriteEpoch& w : write_sets_[std::size_t(s.w_more)])
-      if (!ordered(t, w.thread, w.clock)) f(w.thread, w.pc);
-}
-
-template <class D>
-void Machine<D>::check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
-  touch(m, c, Touch::kRead, t, pc);
-  check_pending(t, m, c, Access::Read, pc);
-  if (!o_.check_races || m.per_thread) return;
-  Shadow& s = m.shadow[c];
-  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
-    race(t, m, c, u, upc, Access::Write, Access::Read, pc);
-  });
-  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
-    race(t, m, c, u, upc, Access::Atomic, Access::Read, pc);
-  });
-  add_epoch(s.reads, t, pc);
-}
-
-// The width of a plain store's elements (st, wmma.store); 0 for any other
-// write (a cp.async's, retired by its wait).
-template <class D>
-std::size_t Machine<D>::plain_width(std::uint32_t pc) const {
-  const Instr& in = p_.code[pc];
-  return in.op == Opcode::St || in.op == Opcode::WmmaStore ? dtype_bytes(in.type) : 0;
-}
-
-// Whether two values stored to one cell are the same value: the
-// domain's identity for floats (SymbolicDomain: the same expression;
-// ConcreteDomain: the same bits; PayloadDomain: the same payload), equality
-// for integers and pointers. Conservative: the same bits held as an integer
-// and as a float count as different, and so does a schedule-dependent value
-// (what an atom returned), which other schedules would make different.
-template <class D>
-bool Machine<D>::same_value(const Val<V>& a, const Val<V>& b) const {
-  if (a.kind != b.kind || a.sched != 0 || b.sched != 0) return false;
-  switch (a.kind) {
-    case VKind::Int: return a.i == b.i;  // whole registers: a load does not cut a stored value to its width
-    case VKind::Float:
-    case VKind::Data: return D::same(a.f, b.f);
-    case VKind::Pair: return D::same(a.f, b.f) && D::same(a.g, b.g);
-    case VKind::Ptr: return a.buf == b.buf && a.i == b.i;
-    case VKind::Cond: return a.cmp == b.cmp && D::same(a.f, b.f) && D::same(a.g, b.g);
-    case VKind::Undef: return false;
-  }
-  return false;
-}
-
-// Thread t's write at pc and `other`'s write at other_pc are unordered and
-// store the same value. The PTX ISA ("Memory Consistency Model": two
-// conflicting, overlapping operations that causality order does not relate
-// are a data race) calls that a data race; but memory holds the same value
-// in every order, so it cannot change what the kernel computes, and
-// GPUVerify tolerates such benign write-write races by default too (its
-// --no-benign-tolerance reports them). A note then (one per buffer, a few
-// per run: a duplicated layout repeats it on every element), and a race
-// under RunOptions::strict, which follows the letter of the model.
-template <class D>
-void Machine<D>::same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other,
-                                  std::uint32_t other_pc, std::uint32_t pc) {
-  const std::string where = std::string(space_name(m.space)) + " " + m.name + "[" + std::to_string(c) + "]";
-  if (!o_.strict) {
-    std::size_t mine = 0;
-    for (const Diagnostic& n : notes_) {
-      if (n.kind != DiagKind::SameValueWrite) continue;
-      if (n.buffer == m.name) return;
-      ++mine;
-    }
-    if (mine >= 4) return;
-  }
-  Diagnostic d;
-  d.kind = o_.strict ? DiagKind::Race : DiagKind::SameValueWrite;
-  d.message = o_.strict ? "data race on " + where + " between thread " + std::to_string(other) +
-                              " (write) and thread " + std::to_string(t) + " (write)"
-                        : "threads " + std::to_string(other) + " and " + std::to_string(t) +
-                              " write the same value to " + where +
-                              " without synchronization (not a race: either order leaves the same value)";
-  d.loc = p_.code[pc].loc;
-  d.threads = {other, t};
-  d.buffer = m.name;
-  d.element = std::int64_t(c);
-  auto info = [&](std::uint32_t u, std::uint32_t upc) {
-    return AccessInfo{u, upc, true, p_.code[upc].loc, p_.instr_text(upc), access_name(Access::Write)};
-  };
-  d.accesses = {info(other, other_pc), info(t, pc)};
-  if (!o_.strict) {
-    notes_.push_back(std::move(d));
+void Machine<D>::adapt(std::uint32_t t, Memory<V>& m, std::size_t width) {
+  if (width == 0 || width > 16 || (width & (width - 1)) != 0)
+    fail(DiagKind::Unsupported, t, sized(width) + " access to '" + m.name + "'");
+  if (m.untyped) {
+    m.untyped = false;
+    m.set_unit(std::uint32_t(width));
+    if (width == m.g) return;
+    m.set_granule(std::uint32_t(width));
+    const std::size_t total = m.per_thread ? std::size_t(m.ncells) * n_ : std::size_t(m.ncells);
+    m.cells.assign(total, Cell<V>{});
+    if (!m.per_thread && o_.check_races) m.shadow.assign(total, Shadow{});
+    fill_initial(m);
     return;
   }
-  d.detail =
-      "  both threads write the same value, so either order leaves it in memory (without --strict this is a note),\n"
-      "  but the PTX memory model calls any two unordered writes of one element a data race (order them\n"
-      "  with a barrier, e.g. __syncthreads() / bar.sync, or let one thread write)\n";
+  if (width < m.g) regrid(m, std::uint32_t(width));
+}
+
+// Cuts every cell in k = g / g2 (an access narrower than the granule came):
+// each piece is the exact part of integer bits or of a pair of halves, or a
+// slice of a value that has no parts. A piece keeps its cell's shadow, copy
+// in flight and store; touch records are per element and stay.
+template <class D>
+void Machine<D>::regrid(Memory<V>& m, std::uint32_t g2) {
+  const std::uint32_t k = m.g / g2;
+  const std::size_t total = m.cells.size();
+  reserve_cells(m, "'" + m.name + "' in cells of " + std::to_string(g2) + " bytes", std::uint64_t(total) * (k - 1));
+  std::vector<Cell<V>> cells(total * k);
+  for (std::size_t i = 0; i < total; ++i) split_cell(m.cells[i], m.g, g2, &cells[i * k]);
+  m.cells.swap(cells);
+  if (!m.shadow.empty()) {
+    std::vector<Shadow> shadow(total * k);
+    for (std::size_t i = 0; i < total; ++i) {
+      shadow[i * k] = m.shadow[i];
+      for (std::uint32_t j = 1; j < k; ++j) shadow[i * k + j] = copy_shadow(m.shadow[i]);
+    }
+    m.shadow.swap(shadow);
+  }
+  if (!m.pending.empty()) {
+    std::vector<std::uint32_t> pending(total * k);
+    for (std::size_t i = 0; i < total * k; ++i) pending[i] = m.pending[i / k];
+    m.pending.swap(pending);
+  }
+  m.g = g2;
+  m.gshift = log2_of(g2);
+  m.ncells *= k;  // not bytes / g2 rounded up: each thread's block of local memory stays where it was
+}
+
+template <class D>
+void Machine<D>::misaligned(std::uint32_t t, const Memory<V>& m, std::int64_t byte, std::size_t width) {
+  fail(DiagKind::Unsupported, t,
+       "a misaligned access to '" + m.name + "': " + std::to_string(width) + " bytes at byte " + std::to_string(byte) +
+           ", which is not a multiple of " + std::to_string(width) + " (a GPU faults on it)");
+}
+
+// Named in the buffer's elements, as the kernel indexes it: a tensor's
+// dtype; an untyped array's unit is the width of its first access, so the
+// message says so and gives the bytes too.
+template <class D>
+void Machine<D>::out_of_bounds(std::uint32_t t, const Memory<V>& m, std::int64_t byte, std::size_t width, bool write) {
+  const std::int64_t e = byte >> m.ushift;  // rounds down for a negative offset too
+  const std::string access = sized(width) + (write ? " write" : " read");
+  Diagnostic d;
+  d.kind = DiagKind::OutOfBounds;
+  d.message = std::string(write ? "write to " : "read of ") + m.name + "[" + std::to_string(e) + "], but '" + m.name +
+              "' has " + std::to_string(m.elements()) + " elements";
+  if (m.dtype == DType::B8)
+    d.message += " of " + std::to_string(m.unit) + " bytes (" + std::to_string(m.bytes) +
+                 " bytes, counted in the width of its first access; this is " + access + " at byte " +
+                 std::to_string(byte) + ")";
+  else if (width != m.unit)
+    d.message += " (" + access + " at byte " + std::to_string(byte) + ")";
+  d.loc = p_.code[pc_[t]].loc;
+  d.threads = {t};
+  d.buffer = m.name;
+  d.element = e;
+  d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
+  throw Stop{d};
+}
+
+// v, `width` bytes stored with the whole-value tag `tag`, as width / g cells
+// of g bytes: integer bits and the halves of a pair exactly, any other value
+// as its slices.
+template <class D>
+void Machine<D>::pieces(const Val<V>& v, std::size_t width, std::uint32_t g, std::uint32_t tag, Cell<V>* out) {
+  const std::size_t k = width / g;
+  if (k == 1) {
+    out[0] = make_cell(v, tag);
+    return;
+  }
+  if (v.kind == VKind::Int || v.kind == VKind::Undef) {
+    for (std::size_t j = 0; j < k; ++j) {
+      out[j] = make_cell(v, tag);
+      if (v.kind == VKind::Int) out[j].i = std::int64_t(std::uint64_t(v.i) >> (8 * g * j) & low_bytes(g));
+    }
+    return;
+  }
+  if (v.kind == VKind::Pair && width == 4) {
+    Val<V> h = v;
+    h.kind = VKind::Float;
+    h.g = V{};
+    pieces(h, 2, g, tag, out);
+    h.f = v.g;
+    pieces(h, 2, g, tag, out + k / 2);
+    return;
+  }
+  for (std::size_t j = 0; j < k; ++j) out[j] = make_cell(v, (tag & ~kSliceBits) | log2_of(std::uint32_t(k)) << 4 | std::uint32_t(j));
+}
+
+// A cell of `width` bytes as cells of g: a whole value in its pieces, a
+// slice in its sub-slices.
+template <class D>
+void Machine<D>::split_cell(const Cell<V>& x, std::size_t width, std::uint32_t g, Cell<V>* out) {
+  if (!(x.tag & kSliceBits)) return pieces(x, width, g, x.tag, out);
+  const std::uint32_t k = std::uint32_t(width / g);
+  for (std::uint32_t j = 0; j < k; ++j) out[j] = make_cell(x, sub_tag(x.tag, k, j));
+}
+
+// The value of `width` bytes from cell c (no byte of them Undef): one
+// cell's whole value; a stored value's slices 0..k-1 in order; else the two
+// halves joined (integer bits, or two 16-bit halves as a packed pair).
+// Anything else has no exact value at this width: unsupported, naming the
+// store(s) of the bytes.
+template <class D>
+auto Machine<D>::join(const Reader& r, Memory<V>& m, std::size_t c, std::size_t width) -> Val<V> {
+  const std::size_t k = width >> m.gshift;
+  const std::uint32_t tag = m.cells[c].tag;
+  if (k == 1) {
+    if (tag & kSliceBits) bad_bytes(r, m, c, "splits " + origin(m, c));
+    return read_cell(m, c);
+  }
+  if (tag_parts(tag) == k && tag_part(tag) == 0) {
+    Val<V> v = read_cell(m, c);
+    const std::uint32_t logk = log2_of(std::uint32_t(k));
+    std::size_t j = 1;
+    for (; j < k; ++j) {
+      const Val<V>& o = read_cell(m, c + j);
+      if ((m.cells[c + j].tag & kSliceBits) != (logk << 4 | std::uint32_t(j)) || !identical<D>(v, o)) break;
+      v.sched = std::max(v.sched, o.sched);
+    }
+    if (j == k) return v;
+  }
+  const Val<V> lo = join(r, m, c, width / 2), hi = join(r, m, c + k / 2, width / 2);
+  return combine(r, m, c, k, lo, hi, width / 2);
+}
+
+template <class D>
+auto Machine<D>::combine(const Reader& r, Memory<V>& m, std::size_t c, std::size_t k, const Val<V>& lo,
+                         const Val<V>& hi, std::size_t half) -> Val<V> {
+  Val<V> v;
+  v.sched = std::max(lo.sched, hi.sched);
+  if (lo.kind == VKind::Undef || hi.kind == VKind::Undef) return v;  // some byte never written (an output's)
+  if (lo.kind == VKind::Int && hi.kind == VKind::Int && half <= 4) {
+    v.kind = VKind::Int;
+    v.i = std::int64_t((std::uint64_t(lo.i) & low_bytes(half)) | (std::uint64_t(hi.i) & low_bytes(half)) << (8 * half));
+    return v;
+  }
+  // Integer bits in a 16-bit half are a number here only as zero, which is
+  // the same in f16 and bf16 (which one they are is not known).
+  auto half_value = [&](const Val<V>& h, V* out) {
+    if (h.kind == VKind::Float) {
+      *out = h.f;
+      return true;
+    }
+    if (h.kind != VKind::Int || (std::uint64_t(h.i) & 0x7fff) != 0) return false;
+    *out = d_.constant(Rational(0));
+    return true;
+  };
+  if (half == 2 && half_value(lo, &v.f) && half_value(hi, &v.g)) {
+    v.kind = VKind::Pair;  // f the lower address
+    return v;
+  }
+  bad_bytes(r, m, c, "joins " + origin(m, c) + " and " + origin(m, c + k / 2) + ", which make no " +
+                         std::to_string(2 * half) + "-byte value");
+}
+
+// What cell c holds, for messages: "the 4-byte f32 value written at
+// k.ptx:12:3 (st.shared.f32 [%r1], %f1)".
+template <class D>
+std::string Machine<D>::origin(const Memory<V>& m, std::size_t c) const {
+  const Cell<V>& x = m.cells[c];
+  const std::uint32_t pc = tag_pc(x.tag);
+  const std::size_t bytes = std::size_t(tag_parts(x.tag)) << m.gshift;
+  std::string kind = "16-bit float";
+  switch (x.kind) {
+    case VKind::Float:  // a float's width says its format, but for f16 / bf16: the store's or the tensor's type
+      if (bytes == 4 || bytes == 8)
+        kind = bytes == 4 ? "f32" : "f64";
+      else if (pc != kNone && dtype_is_float(p_.code[pc].type))
+        kind = dtype_name(p_.code[pc].type);
+      else if (pc == kNone && dtype_is_float(m.dtype))
+        kind = dtype_name(m.dtype);
+      break;
+    case VKind::Int: kind = "integer"; break;
+    case VKind::Ptr: kind = "pointer"; break;
+    case VKind::Data: kind = "integer data"; break;
+    case VKind::Pair: kind = "packed pair"; break;
+    case VKind::Cond: kind = "predicate"; break;
+    case VKind::Undef: kind = "unwritten"; break;
+  }
+  const std::string s = "the " + std::to_string(bytes) + "-byte " + kind + " value";
+  if (pc != kNone) return s + " written at " + p_.code[pc].loc.with_source() + " (" + p_.instr_text(pc) + ")";
+  if (x.tag >> 7 != 0) return s + " a store wrote";
+  return s + " " + m.name + "[" + std::to_string(m.element_of(c)) + "] held at the start (an input or initial value)";
+}
+
+template <class D>
+void Machine<D>::bad_bytes(const Reader& r, const Memory<V>& m, std::size_t c, const std::string& what) {
+  Diagnostic d;
+  d.kind = DiagKind::Unsupported;
+  d.message = (r.t == kNone ? "output " + m.name + "[" + std::to_string(r.byte >> m.ushift) + "]"
+                            : sized(r.width) + " " + r.what + " of " + m.name + " at byte " + std::to_string(r.byte)) +
+              " " + what;
+  const std::uint32_t store = tag_pc(m.cells[c].tag);
+  if (r.t != kNone) {
+    d.loc = p_.code[pc_[r.t]].loc;
+    d.threads = {r.t};
+    d.detail = "  instruction: " + p_.instr_text(pc_[r.t]) + "\n";
+  } else if (store != kNone) {
+    d.loc = p_.code[store].loc;
+  }
+  d.buffer = m.name;
+  d.element = std::int64_t(r.byte >> m.ushift);
+  d.detail +=
+      "  memory is bytes, and a value splits or joins where its parts are exact: integer bits, the two\n"
+      "  halves of a packed pair; a 4- or 8-byte float, a pointer or integer tensor data has no parts\n";
   throw Stop{d};
 }
 
 template <class D>
-void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind,
-                             const Val<V>* value) {
-  touch(m, c, Touch::kWrite, t, pc);
-  check_pending(t, m, c, kind, pc);
-  if (!o_.check_races || m.per_thread) return;
-  Shadow& s = m.shadow[c];
-  // An unordered earlier write is a race unless both are plain stores of
-  // one width and this one stores the value the cell holds, which every
-  // writer kept in the shadow stored (they were all unordered with each
-  // other, so each was checked the same way against the cell).
-  std::uint32_t same = kNone, same_pc = 0;  // the first unordered writer of the same value
-  const std::size_t width = kind == Access::Write && value ? plain_width(pc) : 0;
-  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
-    if (width == 0 || plain_width(upc) != width || !same_value(*value, m.cells[c]))
-      race(t, m, c, u, upc, Access::Write, kind, pc);
-    if (same == kNone) {
-      same = u;
-      same_pc = upc;
+auto Machine<D>::read_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, std::uint32_t pc)
+    -> Val<V> {
+  const std::size_t k = width >> m.gshift;
+  for (std::size_t j = 0; j < k; ++j) check_read(t, m, c + j, pc);
+  for (std::size_t j = 0; j < k; ++j)
+    if (m.cells[c + j].kind == VKind::Undef) {
+      note_uninitialized(t, m, c + j);
+      return Val<V>{};
     }
-  });
-  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) { race(t, m, c, u, upc, Access::Read, kind, pc); });
-  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
-    race(t, m, c, u, upc, Access::Atomic, kind, pc);
-  });
-  if (same != kNone) same_value_write(t, m, c, same, same_pc, pc);  // a real race above is the better report
-  // Everything later that is ordered after this write is ordered after the
-  // reads and atomics it was ordered after: they need no checking any more.
-  clear_epochs(s.reads);
-  clear_epochs(s.atomics);
-  if (same == kNone) {
-    // Every earlier writer is ordered before this one: one epoch again.
-    if (s.w_more >= 0) {
-      write_sets_[std::size_t(s.w_more)].clear();
-      free_write_sets_.push_back(s.w_more);
-      s.w_more = -1;
-    }
-  } else {
-    // Keep the writers unordered with this one: a later access must be
-    // ordered after each of them. Those ordered before it are dropped (an
-    // access ordered after this write is ordered after them too).
-    if (s.w_more < 0) {
-      if (!free_write_sets_.empty()) {
-        s.w_more = free_write_sets_.back();
-        free_write_sets_.pop_back();
-      } else {
-        write_sets_.emplace_back();
-        s.w_more = std::int32_t(write_sets_.size() - 1);
-      }
-    }
-    std::vector<WriteEpoch>& more = write_sets_[std::size_t(s.w_more)];
-    more.erase(std::remove_if(more.begin(), more.end(),
-                              [&](const WriteEpoch& w) { return ordered(t, w.thread, w.clock); }),
-               more.end());
-    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock))
-      more.push_back(WriteEpoch{s.w_thread, s.w_clock, s.w_pc});
-  }
-  s.w_thread = t;
-  s.w_clock = vc_[std::size_t(t) * n_ + t];
-  s.w_pc = pc;
+  return join(Reader{t, width, "read", m.byte_of(c)}, m, c, width);
 }
 
-// Atomics commute with each other (the same operation on the same type),
-// so two of them never race; an atomic and a plain access do, unless ordered.
 template <class D>
-void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
-  touch(m, c, Touch::kAtomic, t, pc);
-  check_pending(t, m, c, Access::Atomic, pc);
-  if (!o_.check_races || m.per_thread) return;
-  Shadow& s = m.shadow[c];
-  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
-    race(t, m, c, u, upc, Access::Write, Access::Atomic, pc);
-  });
-  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
-    race(t, m, c, u, upc, Access::Read, Access::Atomic, pc);
-  });
-  const Instr& in = p_.code[pc];
-  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
-    const Instr& other = p_.code[upc];  // atom.add and atom.max on one element do not commute
-    if (other.mode != in.mode || other.type != in.type) race(t, m, c, u, upc, Access::Atomic, Access::Atomic, pc);
-  });
-  add_epoch(s.atomics, t, pc);
+void Machine<D>::write_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, const Val<V>& v,
+                            std::uint32_t pc) {
+  const std::size_t k = width >> m.gshift;
+  Cell<V> p[16];
+  pieces(v, width, m.g, make_tag(pc), p);
+  for (std::size_t j = 0; j < k; ++j) check_write(t, m, c + j, pc, Access::Write, &p[j], p[j].tag & kSliceBits);
+  for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
+}
+
+// ldmatrix's rows: `count` 2-byte elements from a, read in cells of the
+// buffer's granule (2 bytes at least), so that a tile stored as 4-byte words
+// of packed pairs is read without re-gridding it. A row is read whole, so
+// reading its words reads no byte the instruction does not.
+template <class D>
+void Machine<D>::read_halves(std::uint32_t t, const Addr& a, std::size_t count, V* out) {
+  Memory<V>& m = mem_[a.buf];
+  std::size_t u = m.untyped ? 2 : std::max<std::size_t>(2, std::min<std::size_t>(m.g, 8));
+  while ((count * 2) % u) u /= 2;
+  const std::uint32_t pc = pc_[t];
+  for (std::size_t i = 0; i < count * 2 / u; ++i) {
+    const std::size_t c = cell(t, a, i, u, false);
+    const Val<V> v = read(t, m, c, u, pc);
+    collective_sched_ = std::max(collective_sched_, v.sched);
+    V* h = out + i * (u / 2);
+    if (v.kind == VKind::Undef) {
+      note_uninitialized(t, m, c);
+      for (std::size_t j = 0; j < u / 2; ++j) h[j] = poison(m, c);
+    } else if (v.kind == VKind::Float && u == 2) {
+      h[0] = v.f;
+    } else if (v.kind == VKind::Pair && u == 4) {
+      h[0] = v.f;
+      h[1] = v.g;
+    } else if (v.kind == VKind::Int) {
+      for (std::size_t j = 0; j < u / 2; ++j) {
+        const std::uint64_t bits = std::uint64_t(v.i) >> (16 * j) & 0xffff;
+        if (bits & 0x7fff)
+          fail(DiagKind::Unsupported, t,
+               "ldmatrix reads the integer bits " + std::to_string(bits) + " from " + m.name + " at byte " +
+                   std::to_string(m.byte_of(c) + 2 * j) +
+                   " as a 16-bit element: only zero is the same number in f16 and bf16, and which one it is is not known");
+        h[j] = d_.constant(Rational(0));
+      }
+    } else {
+      bad_bytes(Reader{t, 2, "ldmatrix read", m.byte_of(c)}, m, c, "splits " + origin(m, c));
+    }
+  }
 }
 
 // ------------------------------------------------------------ accesses
+
+// A vector access (ld/st .v2, .v4) must be aligned to its whole size (the
+// PTX ISA, "Addresses as Operands": an address is naturally aligned to a
+// multiple of the access size, else the behaviour is undefined); cell()
+// checks each element's alignment.
+template <class D>
+void Machine<D>::check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a, std::size_t width, std::size_t count) {
+  if (count > 1 && a.offset % std::int64_t(width * count) != 0) misaligned(t, m, a.offset, width * count);
+}
 
 template <class D>
 void Machine<D>::load(std::uint32_t t, const Instr& in) {
@@ -308,27 +342,24 @@ void Machine<D>::load(std::uint32_t t, const Instr& in) {
   }
   Addr a = address(t, in.src[0]);
   Memory<V>& m = mem_[a.buf];
+  const std::size_t width = dtype_bytes(in.type);
+  const std::uint32_t pc = pc_[t];
+  check_vector(t, m, a, width, in.dst.size());
   for (std::size_t k = 0; k < in.dst.size(); ++k) {
-    if (packed(m, in.type)) {
-      set(t, in.dst[k], load_pair(t, m, a, k));
-      continue;
-    }
-    std::size_t c = cell(t, a, k, dtype_bytes(in.type), false);
-    check_read(t, m, c);
-    Val<V> v = read_cell(m, c);
+    const std::size_t c = cell(t, a, k, width, false);
+    Val<V> v = read(t, m, c, width, pc);
     if (v.kind == VKind::Undef) {
       // Report it, but run on with a poison value: the read may be one side
       // of a race (a missing barrier), which is the better report.
       note_uninitialized(t, m, c);
-      set(t, in.dst[k], float_val(d_.poison(m.name, c)));
+      set(t, in.dst[k], float_val(poison(m, c)));
       continue;
     }
-    if (v.kind == VKind::Int && !m.init.empty()) {
-      // Module data holds bits: a float load reads a float, a signed load sign-extends.
-      if (dtype_is_float(in.type))
-        v = float_val(as_float(t, v, in.type));
-      else
-        v.i = wrap(v.i, in.type);
+    if (v.kind == VKind::Int) {
+      if (!dtype_is_float(in.type))
+        v.i = wrap(v.i, in.type);  // memory holds the bytes: ld zero- or sign-extends them
+      else if (!m.init.empty())
+        v = float_val(as_float(t, v, in.type));  // module data holds bits: a float load reads a float
     }
     set(t, in.dst[k], v);
   }
@@ -339,82 +370,38 @@ void Machine<D>::note_uninitialized(std::uint32_t t, const Memory<V>& m, std::si
   if (uninitialized_) return;
   Diagnostic d;
   d.kind = DiagKind::Uninitialized;
-  d.message = "read of " + m.name + "[" + std::to_string(c) + "], which nothing has written";
+  d.message = "read of " + m.name + "[" + std::to_string(m.element_of(c)) + "], which nothing has written";
   d.loc = p_.code[pc_[t]].loc;
   d.threads = {t};
   d.buffer = m.name;
-  d.element = std::int64_t(c);
+  d.element = std::int64_t(m.element_of(c));
   d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
   uninitialized_ = d;
 }
 
-// Packed 16-bit data: a 32-bit integer access (ld/st .u32 / .b32, and their
-// vectors: the uint4 copies of half arrays) to memory of 16-bit elements
-// moves two elements, element 2k in the low half. A register holds them as
-// a Pair (floats) or as the 32 bits (integers). A byte array that a Pair is
-// stored into first takes 16-bit elements.
-template <class D>
-bool Machine<D>::packed(const Memory<V>& m, DType access) {
-  return dtype_bytes(access) == 4 && !dtype_is_float(access) && !m.untyped && m.esize == 2;
-}
-
-template <class D>
-auto Machine<D>::load_pair(std::uint32_t t, Memory<V>& m, const Addr& a, std::size_t k) -> Val<V> {
-  Val<V> half[2];
-  for (std::size_t h = 0; h < 2; ++h) {
-    std::size_t c = cell(t, a, 2 * k + h, 2, false);
-    check_read(t, m, c);
-    half[h] = read_cell(m, c);
-    if (half[h].kind == VKind::Undef) {
-      note_uninitialized(t, m, c);
-      half[h] = float_val(d_.poison(m.name, c));
-    }
-  }
-  Val<V> v;
-  if (half[0].kind == VKind::Int && half[1].kind == VKind::Int) {
-    v = int_val(std::int64_t((std::uint64_t(half[0].i) & 0xffff) | (std::uint64_t(half[1].i) & 0xffff) << 16));
-  } else if (half[0].kind == VKind::Float && half[1].kind == VKind::Float) {
-    v.kind = VKind::Pair;
-    v.f = half[0].f;
-    v.g = half[1].f;
-  } else {
-    fail(DiagKind::Unsupported, t, "a 32-bit load of two 16-bit elements of '" + m.name + "' that are not both numbers");
-  }
-  v.sched = std::max(half[0].sched, half[1].sched);
-  return v;
-}
-
+// A store writes the bytes of its width: an integer's low bytes, a packed
+// pair's low half for a 16-bit store. Wider than the granule, the value is
+// split into the cells (write_slow).
 template <class D>
 void Machine<D>::store(std::uint32_t t, const Instr& in) {
   Addr a = address(t, in.src[0]);
   Memory<V>& m = mem_[a.buf];
   check_writable(t, m);
+  const std::size_t width = dtype_bytes(in.type);
+  const std::uint32_t pc = pc_[t];
+  check_vector(t, m, a, width, in.src.size() - 1);
   for (std::size_t k = 1; k < in.src.size(); ++k) {
-    const bool pair = in.src[k].kind == Operand::Kind::Reg && reg(t, in.src[k].index).kind == VKind::Pair;
-    if ((pair && m.untyped && dtype_bytes(in.type) == 4 && !dtype_is_float(in.type)) || packed(m, in.type)) {
-      Val<V> pv = operand(t, in.src[k]);
-      for (std::size_t h = 0; h < 2; ++h) {
-        std::size_t c = cell(t, a, 2 * (k - 1) + h, 2, true);
-        Val<V> half = pv;
-        if (pv.kind == VKind::Pair) {
-          half.kind = VKind::Float;
-          half.f = h == 0 ? pv.f : pv.g;
-        } else if (pv.kind == VKind::Int) {
-          half.i = std::int64_t(std::uint64_t(pv.i) >> (16 * h) & 0xffff);
-        } else {
-          fail(DiagKind::Unsupported, t, "a 32-bit store into 16-bit elements of '" + m.name + "' of a value that is not two halves");
-        }
-        check_write(t, m, c, pc_[t], Access::Write, &half);
-        m.cells[c] = half;
-      }
-      continue;
-    }
-    std::size_t c = cell(t, a, k - 1, dtype_bytes(in.type), true);
+    const std::size_t c = cell(t, a, k - 1, width, true);
     Val<V> v = operand(t, in.src[k]);
-    if (v.kind == VKind::Data && dtype_is_float(m.dtype))
+    if (v.kind == VKind::Int) {
+      v.i = std::int64_t(std::uint64_t(v.i) & low_bytes(width));
+    } else if (v.kind == VKind::Pair && width == 2) {
+      v.kind = VKind::Float;
+      v.g = V{};
+    } else if (v.kind == VKind::Data && dtype_is_float(m.dtype)) {
       fail(DiagKind::NotStructured, t, "integer tensor data stored as the bits of a float into '" + m.name + "'");
-    check_write(t, m, c, pc_[t], Access::Write, &v);
-    m.cells[c] = v;
+    }
+    write(t, m, c, width, v, pc);
   }
 }
 
@@ -430,14 +417,24 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
   Memory<V>& m = mem_[a.buf];
   check_writable(t, m);
   const DType ty = in.type;
-  std::size_t c = cell(t, a, 0, dtype_bytes(ty), true);
+  const std::size_t width = dtype_bytes(ty);
+  const std::size_t c = cell(t, a, 0, width, true);
   Val<V> v = operand(t, in.src[1]);
-  check_atomic(t, m, c, pc_[t]);
-  Val<V> old = read_cell(m, c);
+  const std::uint32_t pc = pc_[t];
+  const std::size_t k = width >> m.gshift;
+  for (std::size_t j = 0; j < k; ++j) check_atomic(t, m, c + j, pc);
+  Val<V> old;
+  if (k == 1 && !(m.cells[c].tag & kSliceBits)) {
+    old = read_cell(m, c);
+  } else {
+    std::size_t j = 0;
+    while (j < k && m.cells[c + j].kind != VKind::Undef) ++j;
+    if (j == k) old = join(Reader{t, width, "atomic", m.byte_of(c)}, m, c, width);
+  }
   const bool fl = dtype_is_float(ty);
   if (old.kind == VKind::Undef) {
     note_uninitialized(t, m, c);
-    old = fl ? float_val(d_.poison(m.name, c)) : int_val(0);
+    old = fl ? float_val(poison(m, c)) : int_val(0);
   }
   Val<V> now;
   const AtomOp op = AtomOp(in.mode);
@@ -472,13 +469,16 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
       case AtomOp::Or: now = int_val(wrap(x | y, ty)); break;
       case AtomOp::Xor: now = int_val(wrap(x ^ y, ty)); break;
     }
+    now.i = std::int64_t(std::uint64_t(now.i) & low_bytes(width));  // memory holds the bytes, as a store leaves them
     old.i = x;
   }
   now.sched = std::max(old.sched, v.sched);
-  m.cells[c] = now;
+  Cell<V> p[16];
+  pieces(now, width, m.g, make_tag(pc), p);
+  for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
   if (!in.dst.empty()) {
     sched_marks_ = true;
-    old.sched = pc_[t] + 1;
+    old.sched = pc + 1;
     set(t, in.dst[0], old);
   }
 }
@@ -486,9 +486,13 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
 // ------------------------------------------------------------ cp.async
 
 // cp.async [dst], [src], cp_size[, src_size]: the source is read now (as a
-// load by this thread); each destination element is pending until a wait
+// load by this thread); each destination cell is pending until a wait
 // retires the copy's group, and is written then, by this thread. Bytes past
-// src_size are zeros (the zero-fill form predicated copies use).
+// src_size are zeros (the zero-fill form predicated copies use). The copy
+// moves cells of the smaller granule of the two buffers (an untyped one has
+// none yet; at most cp_size), so each source cell goes to the destination as
+// it is, a slice of a wider value included: a copy moves bytes, whatever
+// they hold.
 template <class D>
 void Machine<D>::cp_async(std::uint32_t t, const Instr& in) {
   Addr dst = address(t, in.src[0]), src = address(t, in.src[1]);
@@ -498,35 +502,42 @@ void Machine<D>::cp_async(std::uint32_t t, const Instr& in) {
     fail(DiagKind::Unsupported, t, "cp.async into '" + dm.name + "', which is not shared memory");
   if (sm.space != Space::Global && sm.space != Space::Const)
     fail(DiagKind::Unsupported, t, "cp.async from '" + sm.name + "', which is not global memory");
-  std::int64_t cp_size = in.src[2].imm;
-  std::int64_t src_size = in.src.size() > 3 ? as_int(t, operand(t, in.src[3]), "a cp.async source size") : cp_size;
-  // Elements of the source's type (a tensor's dtype), or of the destination's.
-  std::size_t width = !sm.untyped ? sm.esize : !dm.untyped ? dm.esize : 4;
-  if (cp_size <= 0 || cp_size % std::int64_t(width) != 0 || src_size < 0 || src_size > cp_size ||
-      src_size % std::int64_t(width) != 0)
+  const std::int64_t cp_size = in.src[2].imm;
+  const std::int64_t src_size =
+      in.src.size() > 3 ? as_int(t, operand(t, in.src[3]), "a cp.async source size") : cp_size;
+  if (cp_size <= 0 || cp_size > 16 || src_size < 0 || src_size > cp_size)
     fail(DiagKind::Unsupported, t,
-         "a cp.async of " + std::to_string(cp_size) + " bytes (" + std::to_string(src_size) +
-             " from the source) in elements of " + std::to_string(width) + " bytes");
+         "a cp.async of " + std::to_string(cp_size) + " bytes (" + std::to_string(src_size) + " from the source)");
+  std::int64_t unit = 16;
+  if (!sm.untyped) unit = std::min<std::int64_t>(unit, sm.g);
+  if (!dm.untyped) unit = std::min<std::int64_t>(unit, dm.g);
+  if (sm.untyped && dm.untyped) unit = 4;
+  while (cp_size % unit != 0 || src_size % unit != 0) unit /= 2;
+  const std::size_t u = std::size_t(unit);
   const std::uint32_t pc = pc_[t];
-  for (std::size_t k = 0; k < std::size_t(cp_size) / width; ++k) {
-    std::size_t dc = cell(t, dst, k, width, true);
-    Val<V> v = int_val(0);  // zero-fill: all-zero bits are 0 in every format
-    if (std::int64_t(k * width) < src_size) {
-      std::size_t sc = cell(t, src, k, width, false);
+  for (std::size_t k = 0; k < std::size_t(cp_size) / u; ++k) {
+    // Both buffers have cells of u bytes once cell() has taken the first.
+    const std::size_t dc = cell(t, dst, k, u, true);
+    Cell<V> v = make_cell(int_val(0), make_tag(pc));  // zero-fill: all-zero bits are 0 in every format
+    if (std::int64_t(k * u) < src_size) {
+      const std::size_t sc = cell(t, src, k, u, false);
       check_read(t, sm, sc, pc);
-      v = read_cell(sm, sc);
-      if (v.kind == VKind::Undef) {
+      const Val<V>& x = read_cell(sm, sc);
+      if (x.kind == VKind::Undef) {
         note_uninitialized(t, sm, sc);
-        v = float_val(d_.poison(sm.name, sc));
+        v = make_cell(float_val(poison(sm, sc)), make_tag(pc));
+      } else {
+        v = make_cell(x, (sm.cells[sc].tag & kSliceBits) | make_tag(pc));  // the slice as it is, stored by the copy
       }
     }
     if (dm.pending.size() != dm.cells.size()) dm.pending.assign(dm.cells.size(), 0);
-    check_pending(t, dm, dc, Access::AsyncWrite, pc);  // two copies in flight to one element
+    check_pending(t, dm, dc, Access::AsyncWrite, pc);  // two copies in flight to one cell
     AsyncCopy<V> cp;
     cp.thread = t;
     cp.pc = pc;
     cp.buf = dst.buf;
-    cp.cell = dc;
+    cp.width = std::uint32_t(u);
+    cp.byte = dm.byte_of(dc);
     cp.value = v;
     copies_.push_back(cp);
     std::uint32_t id = std::uint32_t(copies_.size());
@@ -546,17 +557,24 @@ void Machine<D>::need_copy_groups() {
   copy_groups_.assign(n_, {});
 }
 
-// The copies of a group complete: each writes its element now, checked as a
-// write by the copying thread at this point of its program.
+// The copies of a group complete: each writes its cells now, checked as a
+// write by the copying thread at this point of its program. The destination
+// may have been re-gridded since the copy was issued (by an access to other
+// cells of it): the copy's bytes are its cells now.
 template <class D>
 void Machine<D>::retire(std::uint32_t t, const std::vector<std::uint32_t>& group) {
   for (std::uint32_t id : group) {
     AsyncCopy<V>& cp = copies_[id - 1];
     Memory<V>& m = mem_[cp.buf];
-    if (m.pending[cp.cell] == id) m.pending[cp.cell] = 0;
-    check_write(t, m, cp.cell, cp.pc, Access::AsyncWrite);
-    m.cells[cp.cell] = cp.value;
-    cp.value = Val<V>{};
+    const std::size_t c = std::size_t(cp.byte >> m.gshift), k = cp.width >> m.gshift;
+    Cell<V> p[16];
+    split_cell(cp.value, cp.width, m.g, p);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (m.pending[c + j] == id) m.pending[c + j] = 0;
+      check_write(t, m, c + j, cp.pc, Access::AsyncWrite);
+      m.cells[c + j] = p[j];
+    }
+    cp.value = Cell<V>{};
   }
 }
 

@@ -46,12 +46,12 @@ void Machine<D>::setup() {
     m.name = a.tensor.name;
     m.space = Space::Global;
     m.dtype = a.tensor.dtype;
-    m.esize = dtype_bytes(a.tensor.dtype);
     m.role = a.tensor.role;
-    m.elements = a.tensor.elements();
-    reserve_cells(m, "tensor '" + m.name + "'", m.elements);
-    m.cells.resize(m.elements);
-    if (o_.check_races) m.shadow.resize(m.elements);
+    const std::uint64_t elements = a.tensor.elements();
+    reserve_cells(m, "tensor '" + m.name + "'", elements);
+    typed(m, elements, std::uint32_t(dtype_bytes(m.dtype)));
+    m.cells.resize(m.ncells);
+    if (o_.check_races) m.shadow.resize(m.ncells);
     const TensorArg& ta = a.tensor;
     if (ta.init != TensorInit::Default && m.role == Role::In)
       bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
@@ -69,9 +69,8 @@ void Machine<D>::setup() {
     m.name = b.name;
     m.space = b.space;
     m.dtype = b.dtype;
-    m.esize = dtype_bytes(b.dtype);
-    m.elements = b.elements;
     m.per_thread = b.space == Space::Local;
+    typed(m, b.elements, std::uint32_t(dtype_bytes(b.dtype)));
     m.untyped = b.dtype == DType::B8;
     m.read_only = b.read_only;
     m.init = b.init;
@@ -87,14 +86,13 @@ void Machine<D>::setup() {
                    ta.name + "' given for it has " + std::to_string(given));
       m.name = ta.name;
       m.dtype = ta.dtype;
-      m.esize = dtype_bytes(ta.dtype);
-      m.elements = ta.elements();
+      typed(m, ta.elements(), std::uint32_t(dtype_bytes(ta.dtype)));
       m.untyped = false;
       m.init.clear();
       m.role = Role::In;
-      reserve_cells(m, "tensor '" + m.name + "'", m.elements);
-      m.cells.resize(m.elements);
-      if (o_.check_races) m.shadow.resize(m.elements);
+      reserve_cells(m, "tensor '" + m.name + "'", m.ncells);
+      m.cells.resize(m.ncells);
+      if (o_.check_races) m.shadow.resize(m.ncells);
       fill_inputs(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -124,7 +122,7 @@ template <class D>
 void Machine<D>::fill_inputs(Memory<V>& m) {
   const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
   m.lazy_inputs = kLazyInputs;
-  for (std::uint64_t e = 0; e < m.elements; ++e) {
+  for (std::uint64_t e = 0; e < m.ncells; ++e) {  // cells of the dtype's size: cell e is element e
     m.cells[e].kind = ints ? VKind::Data : VKind::Float;
     if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
   }
@@ -145,18 +143,26 @@ void Machine<D>::fill_value(Memory<V>& m, const TensorArg& ta) {
     v.kind = VKind::Float;
     v.f = ta.init_inf != 0 ? d_.infinity(ta.init_inf < 0) : d_.constant(ta.init_value);
   }
-  std::fill(m.cells.begin(), m.cells.end(), v);
+  std::fill(m.cells.begin(), m.cells.end(), make_cell(v, 0));
 }
 
-// Module data starts with its initializer: each element's little-endian
-// bytes as an integer (its bits); a float load reads them as a float.
+// A buffer of `elements` elements of `size` bytes, in cells of that size.
+template <class D>
+void Machine<D>::typed(Memory<V>& m, std::uint64_t elements, std::uint32_t size) {
+  m.bytes = mul_sat(elements, size);
+  m.set_granule(size);
+  m.set_unit(size);
+}
+
+// Module data starts with its initializer: each cell's little-endian bytes
+// as an integer (its bits); a float load reads them as a float.
 template <class D>
 void Machine<D>::fill_initial(Memory<V>& m) {
   if (m.init.empty() || m.per_thread) return;
   for (std::size_t e = 0; e < m.cells.size(); ++e) {
     std::uint64_t bits = 0;
-    for (std::size_t b = 0; b < m.esize && e * m.esize + b < m.init.size(); ++b)
-      bits |= std::uint64_t(m.init[e * m.esize + b]) << (8 * b);
+    for (std::size_t b = 0; b < m.g && e * m.g + b < m.init.size(); ++b)
+      bits |= std::uint64_t(m.init[e * m.g + b]) << (8 * b);
     m.cells[e].kind = VKind::Int;
     m.cells[e].i = std::int64_t(bits);
   }
@@ -192,7 +198,7 @@ void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint
 // A memory's cells, their shadow for the race check and touch records.
 template <class D>
 void Machine<D>::reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells) {
-  std::uint64_t each = sizeof(Val<V>);
+  std::uint64_t each = sizeof(Cell<V>);
   if (!m.per_thread && o_.check_races) each += sizeof(Shadow);
   if (o_.record_touches && m.space == Space::Global) each += sizeof(Touch);
   reserve(what, cells, each);

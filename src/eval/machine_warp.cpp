@@ -158,6 +158,10 @@ auto Machine<D>::fragment(std::uint32_t t, const decltype(Instr::src)& src, std:
                           DType ty) -> V {
   Val<V> v = operand(t, src[first + std::size_t(i / per_reg)]);
   if (per_reg == 1) return as_float(t, v, ty);
+  if (v.kind == VKind::Int) {  // 16-bit halves as bits (zero-filled memory an ldmatrix read): the mma's type reads them
+    if (std::optional<V> h = from_bits(std::uint64_t(v.i) >> (16 * (i % per_reg)) & 0xffff, ty)) return *h;
+    fail(DiagKind::Unsupported, t, "an mma.sync operand half whose bits are a NaN");
+  }
   if (v.kind != VKind::Pair)
     fail(DiagKind::Unsupported, t, "an mma.sync operand register does not hold a pair of 16-bit values");
   return i % per_reg == 0 ? v.f : v.g;
@@ -223,7 +227,11 @@ void Machine<D>::mma(const Instr& in, const std::vector<std::uint32_t>& group) {
 
 // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: lanes 8q..8q+7
 // give the row addresses of matrix q; every lane receives, in register q,
-// its two elements of matrix q.
+// its two elements of matrix q. Without .trans they are the two halves of
+// one 4-byte word of a row (columns 2k and 2k + 1), so the register is that
+// word as memory holds it: a packed pair of halves, or the 32-bit float a
+// tf32 tile holds (ldmatrix moves bits; mma.tf32 reads them as one float).
+// With .trans they come from two rows, so each is read as a 2-byte element.
 template <class D>
 void Machine<D>::ldmatrix(const Instr& in, const std::vector<std::uint32_t>& group) {
   const int num = in.mode;
@@ -231,27 +239,44 @@ void Machine<D>::ldmatrix(const Instr& in, const std::vector<std::uint32_t>& gro
   if (group.size() != 32 || (num != 1 && num != 2 && num != 4) || in.dst.size() != std::size_t(num))
     fail(DiagKind::Unsupported, t0, "ldmatrix needs a full warp and .x1, .x2 or .x4 with that many registers");
   std::uint32_t warp_base = t0 - t0 % 32;
+  if (!in.trans) {
+    std::vector<Val<V>> words(std::size_t(num * 8 * 4));
+    for (int q = 0; q < num; ++q)
+      for (int r = 0; r < 8; ++r) {
+        std::uint32_t t = warp_base + std::uint32_t(warp::ldmatrix_address_lane(q, r));
+        const Addr a = address(t, in.src[0]);
+        Memory<V>& mem = mem_[a.buf];
+        for (std::size_t w = 0; w < 4; ++w) {  // the row's four words
+          const std::size_t c = cell(t, a, w, 4, false);
+          Val<V>& v = words[std::size_t((q * 8 + r) * 4) + w];
+          v = read(t, mem, c, 4, pc_[t]);
+          collective_sched_ = std::max(collective_sched_, v.sched);
+          if (v.kind == VKind::Undef) {
+            note_uninitialized(t, mem, c);
+            v.kind = VKind::Pair;
+            v.f = v.g = poison(mem, c);
+          }
+        }
+      }
+    for (std::uint32_t t : group)
+      for (int q = 0; q < num; ++q) {
+        warp::RowCol lo = warp::ldmatrix_element(int(t % 32), 0, false);  // the word's low half
+        set(t, in.dst[std::size_t(q)], words[std::size_t((q * 8 + lo.row) * 4 + lo.col / 2)]);
+      }
+    return;
+  }
   std::vector<V> rows(std::size_t(num * 8 * 8));
   for (int q = 0; q < num; ++q)
     for (int r = 0; r < 8; ++r) {
       std::uint32_t t = warp_base + std::uint32_t(warp::ldmatrix_address_lane(q, r));
-      Addr a = address(t, in.src[0]);
-      Memory<V>& mem = mem_[a.buf];
-      for (int col = 0; col < 8; ++col) {
-        std::size_t c = cell(t, a, std::size_t(col), 2, false);
-        check_read(t, mem, c);
-        const Val<V>& v = read_cell(mem, c);
-        collective_sched_ = std::max(collective_sched_, v.sched);
-        if (v.kind != VKind::Float) fail(DiagKind::Uninitialized, t, "ldmatrix reads " + mem.name + "[" + std::to_string(c) + "], which nothing has written");
-        rows[std::size_t((q * 8 + r) * 8 + col)] = v.f;
-      }
+      read_halves(t, address(t, in.src[0]), 8, &rows[std::size_t((q * 8 + r) * 8)]);  // the row's 8 elements
     }
   for (std::uint32_t t : group)
     for (int q = 0; q < num; ++q) {
       Val<V> pair;
       pair.kind = VKind::Pair;
-      warp::RowCol lo = warp::ldmatrix_element(int(t % 32), 0, in.trans);
-      warp::RowCol hi = warp::ldmatrix_element(int(t % 32), 1, in.trans);
+      warp::RowCol lo = warp::ldmatrix_element(int(t % 32), 0, true);
+      warp::RowCol hi = warp::ldmatrix_element(int(t % 32), 1, true);
       pair.f = rows[std::size_t((q * 8 + lo.row) * 8 + lo.col)];
       pair.g = rows[std::size_t((q * 8 + hi.row) * 8 + hi.col)];
       set(t, in.dst[std::size_t(q)], pair);
@@ -323,13 +348,12 @@ std::size_t Machine<D>::wmma_offset(const Instr& in, int r, int c, std::int64_t 
 }
 
 template <class D>
-auto Machine<D>::read_float(std::uint32_t t, Memory<V>& m, std::size_t c, DType ty) -> V {
-  check_read(t, m, c);
-  const Val<V>& v = read_cell(m, c);
+auto Machine<D>::read_float(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, DType ty) -> V {
+  const Val<V> v = read(t, m, c, width, pc_[t]);
   collective_sched_ = std::max(collective_sched_, v.sched);
   if (v.kind == VKind::Undef) {
     note_uninitialized(t, m, c);
-    return d_.poison(m.name, c);
+    return poison(m, c);
   }
   return as_float(t, v, ty);
 }
@@ -364,7 +388,7 @@ void Machine<D>::wmma_load(const Instr& in, const std::vector<std::uint32_t>& gr
     for (int s = 0; s < cap; ++s) {
       int e = (lane * cap + s) % (rows * cols);
       std::size_t c = cell(t, a, wmma_offset(in, e / cols, e % cols, ld), width, false);
-      slots[std::size_t(s)] = read_float(t, mem, c, in.type);
+      slots[std::size_t(s)] = read_float(t, mem, c, width, in.type);
     }
     set_fragment(t, in.dst, slots, per);
   }
@@ -425,8 +449,7 @@ void Machine<D>::wmma_store(const Instr& in, const std::vector<std::uint32_t>& g
         if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "a wmma fragment register that holds no pair of halves");
         v = float_val(s % 2 == 0 ? v.f : v.g);
       }
-      check_write(t, mem, c, pc_[t], Access::Write, &v);
-      mem.cells[c] = v;
+      write(t, mem, c, width, v, pc_[t]);
     }
   }
 }

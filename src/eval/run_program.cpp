@@ -57,21 +57,30 @@ RunResult<D> Machine<D>::run() {
 }
 
 // ------------------------------------------------------------ results
+// Each element of an Out/InOut tensor, in its dtype: one cell, or where the
+// kernel accessed the tensor narrower than its elements, the element joined
+// from its cells (as a load of its width would; a value that does not make
+// one is unsupported, naming the stores).
 template <class D>
 void Machine<D>::collect(RunResult<D>& r) {
   for (std::size_t i = 0; i < p_.params.size(); ++i) {
     if (param_buf_[i] == kNone) continue;
     Memory<V>& m = mem_[param_buf_[i]];  // read_cell() makes the symbols of inputs never read
+    const std::size_t elements = std::size_t(m.elements());
     if (o_.record_touches) {
       auto& tv = r.touches[m.name];
       tv = m.touches;
-      tv.resize(m.cells.size());
+      tv.resize(elements);
     }
     if (m.role != Role::Out && m.role != Role::InOut) continue;
     auto& out = r.outputs[m.name];
-    out.resize(m.cells.size());
-    for (std::size_t e = 0; e < m.cells.size(); ++e) {
-      const Val<V>& v = read_cell(m, e);
+    out.resize(elements);
+    const unsigned down = m.ushift - m.gshift;  // a tensor's granule only ever shrinks from its dtype's size
+    for (std::size_t e = 0; e < elements; ++e) {
+      const std::size_t c = e << down;
+      const Val<V> v = down == 0 && !(m.cells[c].tag & kSliceBits)
+                           ? read_cell(m, c)
+                           : join(Reader{kNone, m.unit, "read", std::uint64_t(e) << m.ushift}, m, c, m.unit);
       if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
       if (v.kind == VKind::Float || v.kind == VKind::Data)
         out[e] = v.f;

@@ -91,7 +91,7 @@ TEST_CASE("initializers: f16 tables, 0f floats, two-dimensional arrays, and addr
   add.f32 %f3, %f1, %f2;
   st.global.f32 [%rd2], %f3;
   ld.const.v2.f32 {%f1, %f2}, [grid];
-  st.global.v2.f32 [%rd2+4], {%f1, %f2};
+  st.global.f32 [%rd2+4], %f1; st.global.f32 [%rd2+8], %f2;
   ret;
 }
 .visible .entry uses_ptrs(.param .u64 p_y)

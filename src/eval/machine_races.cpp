@@ -1,0 +1,331 @@
+// Machine<D>: the race check on memory accesses: FastTrack-style epochs
+// and vector clocks per cell (shadow cells at the buffer's granule, so
+// accesses of different widths conflict exactly where their bytes overlap),
+// copies in flight, same-value writes, and the touch records of checks over
+// many CTAs.
+#include "machine.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tileverify::machine {
+
+// ------------------------------------------------------------ race check
+
+template <class D>
+void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
+                      Access other_kind, Access kind, std::uint32_t pc) {
+  Diagnostic d;
+  d.kind = DiagKind::Race;
+  // The element in the buffer's unit (a tensor's dtype, an untyped array's
+  // first access width), as the kernel indexes it.
+  const std::uint64_t e = m.element_of(c);
+  d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(e) +
+              "] between thread " + std::to_string(other) + " (" + access_name(other_kind) + ") and thread " +
+              std::to_string(t) + " (" + access_name(kind) + ")";
+  d.loc = p_.code[pc].loc;
+  d.threads = {other, t};
+  d.buffer = m.name;
+  d.element = std::int64_t(e);
+  auto info = [&](std::uint32_t u, std::uint32_t upc, Access k) {
+    return AccessInfo{u, upc, k != Access::Read, p_.code[upc].loc, p_.instr_text(upc), access_name(k)};
+  };
+  d.accesses = {info(other, other_pc, other_kind), info(t, pc, kind)};
+  throw Stop{d};
+}
+
+// FastTrack-style checks: the last write is one epoch (thread, clock); reads
+// and atomics are one epoch until two unordered ones meet, then a vector clock.
+template <class D>
+bool Machine<D>::ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
+  return u == t || vc_[std::size_t(t) * n_ + u] > clock;
+}
+
+template <class D>
+void Machine<D>::add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc) {
+  std::uint32_t clock = vc_[std::size_t(t) * n_ + t];
+  if (e.set >= 0) {
+    read_sets_[std::size_t(e.set)][t] = {clock + 1, pc};
+  } else if (e.thread == kNone || ordered(t, e.thread, e.clock)) {
+    e.thread = t;
+    e.clock = clock;
+    e.pc = pc;
+  } else {  // two unordered accesses: keep both
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(n_, {0, 0});
+    set[e.thread] = {e.clock + 1, e.pc};
+    set[t] = {clock + 1, pc};
+    e.set = new_read_set(std::move(set));
+  }
+}
+
+// Calls f(thread, pc) for each access in e that no sync orders before t's.
+template <class D>
+template <class F>
+void Machine<D>::for_unordered(const Epochs& e, std::uint32_t t, F f) {
+  if (e.set >= 0) {
+    const auto& set = read_sets_[std::size_t(e.set)];
+    for (std::uint32_t u = 0; u < n_; ++u)
+      if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) f(u, set[u].second);
+  } else if (e.thread != kNone && !ordered(t, e.thread, e.clock)) {
+    f(e.thread, e.pc);
+  }
+}
+
+template <class D>
+void Machine<D>::clear_epochs(Epochs& e) {
+  if (e.set >= 0) free_sets_.push_back(e.set);
+  e.set = -1;
+  e.thread = kNone;
+}
+
+template <class D>
+std::int32_t Machine<D>::new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set) {
+  if (!free_sets_.empty()) {
+    std::int32_t k = free_sets_.back();
+    free_sets_.pop_back();
+    read_sets_[std::size_t(k)] = std::move(set);
+    return k;
+  }
+  read_sets_.push_back(std::move(set));
+  return std::int32_t(read_sets_.size() - 1);
+}
+
+// An element a cp.async will write when its group is retired: any access
+// before that, by any thread, the copying one included, races with the copy.
+template <class D>
+void Machine<D>::check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc) {
+  if (m.pending.empty() || m.pending[c] == 0) return;
+  const AsyncCopy<V>& cp = copies_[m.pending[c] - 1];
+  race(t, m, c, cp.thread, cp.pc, Access::AsyncWrite, kind, pc);
+}
+
+template <class D>
+void Machine<D>::touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc) {
+  if (!o_.record_touches || m.role == Role::Scratch || m.space != Space::Global) return;
+  if (m.touches.size() < m.elements()) m.touches.resize(m.elements());
+  Touch& x = m.touches[m.element_of(c)];  // per element of the tensor's dtype, whatever the access width
+  bool first_update = kind != Touch::kRead && !(x.kinds & (Touch::kWrite | Touch::kAtomic));
+  if (x.kinds == 0 || first_update) {
+    x.thread = t;
+    x.pc = pc;
+  }
+  if (kind == Touch::kAtomic) x.atomic_op = p_.code[pc].mode;
+  x.kinds |= kind;
+}
+
+template <class D>
+template <class F>
+void Machine<D>::for_unordered_writes(const Shadow& s, std::uint32_t t, F f) {
+  if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock)) f(s.w_thread, s.w_pc);
+  if (s.w_more >= 0)
+    for (const WriteEpoch& w : write_sets_[std::size_t(s.w_more)])
+      if (!ordered(t, w.thread, w.clock)) f(w.thread, w.pc);
+}
+
+template <class D>
+void Machine<D>::check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+  touch(m, c, Touch::kRead, t, pc);
+  check_pending(t, m, c, Access::Read, pc);
+  if (!o_.check_races || m.per_thread) return;
+  Shadow& s = m.shadow[c];
+  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Write, Access::Read, pc);
+  });
+  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Atomic, Access::Read, pc);
+  });
+  add_epoch(s.reads, t, pc);
+}
+
+// The width of a plain store's elements (st, wmma.store); 0 for any other
+// write (a cp.async's, retired by its wait).
+template <class D>
+std::size_t Machine<D>::plain_width(std::uint32_t pc) const {
+  const Instr& in = p_.code[pc];
+  return in.op == Opcode::St || in.op == Opcode::WmmaStore ? dtype_bytes(in.type) : 0;
+}
+
+// Whether two values stored to one cell are the same value: the
+// domain's identity for floats (SymbolicDomain: the same expression;
+// ConcreteDomain: the same bits; PayloadDomain: the same payload), equality
+// for integers and pointers. Conservative: the same bits held as an integer
+// and as a float count as different, and so does a schedule-dependent value
+// (what an atom returned), which other schedules would make different.
+template <class D>
+bool Machine<D>::same_value(const Val<V>& a, const Val<V>& b) const {
+  if (a.kind != b.kind || a.sched != 0 || b.sched != 0) return false;
+  switch (a.kind) {
+    case VKind::Int: return a.i == b.i;  // whole registers: a load does not cut a stored value to its width
+    case VKind::Float:
+    case VKind::Data: return D::same(a.f, b.f);
+    case VKind::Pair: return D::same(a.f, b.f) && D::same(a.g, b.g);
+    case VKind::Ptr: return a.buf == b.buf && a.i == b.i;
+    case VKind::Cond: return a.cmp == b.cmp && D::same(a.f, b.f) && D::same(a.g, b.g);
+    case VKind::Undef: return false;
+  }
+  return false;
+}
+
+// Thread t's write at pc and `other`'s write at other_pc are unordered and
+// store the same value. The PTX ISA ("Memory Consistency Model": two
+// conflicting, overlapping operations that causality order does not relate
+// are a data race) calls that a data race; but memory holds the same value
+// in every order, so it cannot change what the kernel computes, and
+// GPUVerify tolerates such benign write-write races by default too (its
+// --no-benign-tolerance reports them). A note then (one per buffer, a few
+// per run: a duplicated layout repeats it on every element), and a race
+// under RunOptions::strict, which follows the letter of the model.
+template <class D>
+void Machine<D>::same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other,
+                                  std::uint32_t other_pc, std::uint32_t pc) {
+  const std::string where = std::string(space_name(m.space)) + " " + m.name + "[" + std::to_string(m.element_of(c)) + "]";
+  if (!o_.strict) {
+    std::size_t mine = 0;
+    for (const Diagnostic& n : notes_) {
+      if (n.kind != DiagKind::SameValueWrite) continue;
+      if (n.buffer == m.name) return;
+      ++mine;
+    }
+    if (mine >= 4) return;
+  }
+  Diagnostic d;
+  d.kind = o_.strict ? DiagKind::Race : DiagKind::SameValueWrite;
+  d.message = o_.strict ? "data race on " + where + " between thread " + std::to_string(other) +
+                              " (write) and thread " + std::to_string(t) + " (write)"
+                        : "threads " + std::to_string(other) + " and " + std::to_string(t) +
+                              " write the same value to " + where +
+                              " without synchronization (not a race: either order leaves the same value)";
+  d.loc = p_.code[pc].loc;
+  d.threads = {other, t};
+  d.buffer = m.name;
+  d.element = std::int64_t(m.element_of(c));
+  auto info = [&](std::uint32_t u, std::uint32_t upc) {
+    return AccessInfo{u, upc, true, p_.code[upc].loc, p_.instr_text(upc), access_name(Access::Write)};
+  };
+  d.accesses = {info(other, other_pc), info(t, pc)};
+  if (!o_.strict) {
+    notes_.push_back(std::move(d));
+    return;
+  }
+  d.detail =
+      "  both threads write the same value, so either order leaves it in memory (without --strict this is a note),\n"
+      "  but the PTX memory model calls any two unordered writes of one element a data race (order them\n"
+      "  with a barrier, e.g. __syncthreads() / bar.sync, or let one thread write)\n";
+  throw Stop{d};
+}
+
+template <class D>
+void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind,
+                             const Val<V>* value, std::uint32_t slice) {
+  touch(m, c, Touch::kWrite, t, pc);
+  check_pending(t, m, c, kind, pc);
+  if (!o_.check_races || m.per_thread) return;
+  Shadow& s = m.shadow[c];
+  // An unordered earlier write is a race unless both are plain stores of
+  // one width and this one stores the value the cell holds (the same slice
+  // of it, for a cell that holds a slice), which every writer kept in the
+  // shadow stored (they were all unordered with each other, so each was
+  // checked the same way against the cell).
+  std::uint32_t same = kNone, same_pc = 0;  // the first unordered writer of the same value
+  const std::size_t width = kind == Access::Write && value ? plain_width(pc) : 0;
+  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    if (width == 0 || plain_width(upc) != width || !same_value(*value, m.cells[c]) ||
+        (m.cells[c].tag & kSliceBits) != slice)
+      race(t, m, c, u, upc, Access::Write, kind, pc);
+    if (same == kNone) {
+      same = u;
+      same_pc = upc;
+    }
+  });
+  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) { race(t, m, c, u, upc, Access::Read, kind, pc); });
+  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Atomic, kind, pc);
+  });
+  if (same != kNone) same_value_write(t, m, c, same, same_pc, pc);  // a real race above is the better report
+  // Everything later that is ordered after this write is ordered after the
+  // reads and atomics it was ordered after: they need no checking any more.
+  clear_epochs(s.reads);
+  clear_epochs(s.atomics);
+  if (same == kNone) {
+    // Every earlier writer is ordered before this one: one epoch again.
+    if (s.w_more >= 0) {
+      write_sets_[std::size_t(s.w_more)].clear();
+      free_write_sets_.push_back(s.w_more);
+      s.w_more = -1;
+    }
+  } else {
+    // Keep the writers unordered with this one: a later access must be
+    // ordered after each of them. Those ordered before it are dropped (an
+    // access ordered after this write is ordered after them too).
+    if (s.w_more < 0) {
+      if (!free_write_sets_.empty()) {
+        s.w_more = free_write_sets_.back();
+        free_write_sets_.pop_back();
+      } else {
+        write_sets_.emplace_back();
+        s.w_more = std::int32_t(write_sets_.size() - 1);
+      }
+    }
+    std::vector<WriteEpoch>& more = write_sets_[std::size_t(s.w_more)];
+    more.erase(std::remove_if(more.begin(), more.end(),
+                              [&](const WriteEpoch& w) { return ordered(t, w.thread, w.clock); }),
+               more.end());
+    if (s.w_thread != kNone && !ordered(t, s.w_thread, s.w_clock))
+      more.push_back(WriteEpoch{s.w_thread, s.w_clock, s.w_pc});
+  }
+  s.w_thread = t;
+  s.w_clock = vc_[std::size_t(t) * n_ + t];
+  s.w_pc = pc;
+}
+
+// Atomics commute with each other (the same operation on the same type),
+// so two of them never race; an atomic and a plain access do, unless ordered.
+template <class D>
+void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+  touch(m, c, Touch::kAtomic, t, pc);
+  check_pending(t, m, c, Access::Atomic, pc);
+  if (!o_.check_races || m.per_thread) return;
+  Shadow& s = m.shadow[c];
+  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Write, Access::Atomic, pc);
+  });
+  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Read, Access::Atomic, pc);
+  });
+  const Instr& in = p_.code[pc];
+  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+    const Instr& other = p_.code[upc];  // atom.add and atom.max on one element do not commute
+    if (other.mode != in.mode || other.type != in.type) race(t, m, c, u, upc, Access::Atomic, Access::Atomic, pc);
+  });
+  add_epoch(s.atomics, t, pc);
+}
+
+// A copy of a cell's shadow for a cell re-gridding cut from it: the read
+// and write sets are the copy's own (each cell's sets change on their own).
+template <class D>
+Shadow Machine<D>::copy_shadow(const Shadow& s) {
+  Shadow x = s;
+  if (s.reads.set >= 0) x.reads.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.reads.set)]));
+  if (s.atomics.set >= 0)
+    x.atomics.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.atomics.set)]));
+  if (s.w_more >= 0) {
+    std::vector<WriteEpoch> more = write_sets_[std::size_t(s.w_more)];
+    if (!free_write_sets_.empty()) {
+      x.w_more = free_write_sets_.back();
+      free_write_sets_.pop_back();
+      write_sets_[std::size_t(x.w_more)] = std::move(more);
+    } else {
+      write_sets_.push_back(std::move(more));
+      x.w_more = std::int32_t(write_sets_.size() - 1);
+    }
+  }
+  return x;
+}
+
+template class Machine<SymbolicDomain>;
+template class Machine<ConcreteDomain>;
+template class Machine<PayloadDomain>;
+
+}  // namespace tileverify::machine
