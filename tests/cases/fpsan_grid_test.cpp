@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <thread>
 
 namespace fs = std::filesystem;
 using tileverify::Outcome;
@@ -96,4 +97,16 @@ TEST_CASE("fpsan over the grid: progress counts the CTAs of every run, and the d
   // A deadline already past: unknown, never an answer.
   o.limits.deadline = std::chrono::steady_clock::now();
   CHECK(tileverify::check_payloads(spec, o).verdict == Outcome::Unknown);
+  // A deadline that passes in the second trial, while a grid runs (the
+  // progress callback waits past it): unknown, said as a limit.
+  o.limits.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  o.limits.grid_progress = [&](std::uint64_t done, std::uint64_t) {
+    if (done == 10) std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  };
+  auto late = tileverify::check_payloads(spec, o);
+  INFO(late.text());
+  CHECK(late.verdict == Outcome::Unknown);
+  CHECK(late.stats.trials == 2);
+  CHECK(late.text().find("not every output could be decided") == std::string::npos);
+  CHECK(late.text().find("limit: ") != std::string::npos);
 }
