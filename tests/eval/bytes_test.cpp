@@ -661,3 +661,25 @@ TEST_CASE("zero-filled cp.async tiles feed mma.sync as zeros (integer bits read 
   REQUIRE(r.ok());
   for (int i = 0; i < 128; ++i) CHECK(*r.outputs.at("y")[std::size_t(i)] == i + 0.5);
 }
+
+TEST_CASE("touch records stay per element of the tensor's dtype, whatever the access width") {
+  // A 4-byte store into y (f16) touches elements 2 and 3; a 2-byte read of
+  // x (u32, all zero bits) touches x[1] only.
+  Program p = lower(kernel("  ld.global.u16 %rs1, [%rd1+6];\n  mov.u32 %r5, 0;\n  st.global.u32 [%rd2+4], %r5;\n"));
+  Launch l;
+  l.block = Dim3{1, 1, 1};
+  l.args = {LaunchArg::of_tensor(zeros("x", DType::U32, 4)), LaunchArg::of_tensor(zeros("y", DType::F16, 8))};
+  RunOptions o;
+  o.record_touches = true;
+  ConcreteDomain dom;
+  auto r = run_program(p, l, dom, o);
+  INFO((r.ok() ? std::string() : r.diagnostics[0].text()));
+  REQUIRE(r.ok());
+  const auto& x = r.touches.at("x");
+  const auto& y = r.touches.at("y");
+  REQUIRE(x.size() == 4);
+  REQUIRE(y.size() == 8);
+  CHECK(x[0].kinds == 0);
+  CHECK(x[1].kinds == Touch::kRead);
+  for (std::size_t e = 0; e < 8; ++e) CHECK(y[e].kinds == (e == 2 || e == 3 ? Touch::kWrite : 0));
+}
