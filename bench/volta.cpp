@@ -136,12 +136,17 @@ int child_main(const std::string& spec_path, double verify_budget, int min_runs,
     return 0;
   }
   std::printf("ref_loc %zu\nopt_loc %zu\n", ptx_lines(spec.ref->ptx), ptx_lines(spec.opt->ptx));
-  std::printf("ref_threads %llu\nopt_threads %llu\n", (unsigned long long)spec.ref->block.count(),
-              (unsigned long long)spec.opt->block.count());
 
   // The floor's programs: parsing is not part of it (it is the same work in
   // both).
   KernelLoad ka = load_kernel(*spec.ref), kb = load_kernel(*spec.opt);
+  // A spec may leave the block to the PTX's .reqntid.
+  auto threads = [](const KernelSpec& k, const KernelLoad& l) -> unsigned long long {
+    if (k.block.count() != 0 || !l.program) return k.block.count();
+    const auto& r = l.program->reqntid;
+    return (unsigned long long)r[0] * r[1] * r[2];
+  };
+  std::printf("ref_threads %llu\nopt_threads %llu\n", threads(*spec.ref, ka), threads(*spec.opt, kb));
   const bool floor_ok = ka.program && kb.program;
   Launch la = launch_of(spec, *spec.ref), lb = launch_of(spec, *spec.opt);
 
