@@ -2,8 +2,8 @@
 // VOLTA's sync rule, vector-clock race detection, bounds and initialization
 // checks. Explicitly instantiated for the two domains.
 //
-// Internal to the library (not a public header): the evaluator's value,
-// memory and shadow types and the class Machine<D>, with its members grouped
+// Internal to the library (not a public header): the evaluator's value type
+// (memory.hpp has the memory and shadow types) and the class Machine<D>, with its members grouped
 // by concern. Each group's members are defined in the file its heading names,
 // which ends with the explicit instantiations of Machine<SymbolicDomain>,
 // Machine<ConcreteDomain> and Machine<PayloadDomain> (the fma chains and the

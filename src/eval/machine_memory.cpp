@@ -473,9 +473,13 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
     old.i = x;
   }
   now.sched = std::max(old.sched, v.sched);
-  Cell<V> p[16];
-  pieces(now, width, m.g, make_tag(pc), p);
-  for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
+  if (k == 1) {
+    m.cells[c] = make_cell(now, make_tag(pc));
+  } else {
+    Cell<V> p[16];
+    pieces(now, width, m.g, make_tag(pc), p);
+    for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
+  }
   if (!in.dst.empty()) {
     sched_marks_ = true;
     old.sched = pc + 1;
@@ -567,12 +571,18 @@ void Machine<D>::retire(std::uint32_t t, const std::vector<std::uint32_t>& group
     AsyncCopy<V>& cp = copies_[id - 1];
     Memory<V>& m = mem_[cp.buf];
     const std::size_t c = std::size_t(cp.byte >> m.gshift), k = cp.width >> m.gshift;
-    Cell<V> p[16];
-    split_cell(cp.value, cp.width, m.g, p);
-    for (std::size_t j = 0; j < k; ++j) {
-      if (m.pending[c + j] == id) m.pending[c + j] = 0;
-      check_write(t, m, c + j, cp.pc, Access::AsyncWrite);
-      m.cells[c + j] = p[j];
+    if (k == 1) {
+      if (m.pending[c] == id) m.pending[c] = 0;
+      check_write(t, m, c, cp.pc, Access::AsyncWrite);
+      m.cells[c] = cp.value;
+    } else {
+      Cell<V> p[16];
+      split_cell(cp.value, cp.width, m.g, p);
+      for (std::size_t j = 0; j < k; ++j) {
+        if (m.pending[c + j] == id) m.pending[c + j] = 0;
+        check_write(t, m, c + j, cp.pc, Access::AsyncWrite);
+        m.cells[c + j] = p[j];
+      }
     }
     cp.value = Cell<V>{};
   }
