@@ -93,11 +93,13 @@ SpecResult parse_spec(const std::string& json_text, const std::string& path);
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
 // BarrierDivergence: only under Spec::strict (unsafe, exit code 2).
+// LaunchContract: the launch makes a CTA do what traps on a GPU (a TMA box
+// wholly outside its tensor map; unsafe, exit code 2).
 // PayloadsAgree / PayloadsDiffer: the answers of check_payloads (exit codes 0
 // and 1), which are evidence about equivalence, not a decision.
 enum class Outcome {
   Equivalent, NotEquivalent, Race, Deadlock, OutOfBounds, Uninitialized, Unsupported, Unknown, Ok, Error, Trap,
-  PayloadsAgree, PayloadsDiffer, BarrierDivergence
+  PayloadsAgree, PayloadsDiffer, BarrierDivergence, LaunchContract
 };
 const char* outcome_name(Outcome o);  // "equivalent", "not_equivalent", ... as in the JSON report
 

@@ -58,6 +58,29 @@ struct TensorArg {
   std::uint64_t elements() const;
 };
 
+// A CUtensorMap kernel parameter (`const __grid_constant__ CUtensorMap`, a
+// .param .b8 [128] in PTX), as cuTensorMapEncodeTiled (CUDA Driver API,
+// "Tensor Map Object Management") takes it: the tensor it views, its global
+// dimensions innermost first, the byte strides of dimensions 1 .. rank-1,
+// the box (the tile one TMA copy moves), the element strides, and the
+// modes. The data type is the tensor's.
+enum class TmaInterleave : std::uint8_t { None, B16, B32 };
+enum class TmaSwizzle : std::uint8_t { None, B32, B64, B128 };
+enum class TmaL2Promotion : std::uint8_t { None, B64, B128, B256 };
+// Zero: out-of-bound elements of a box read as zero; NanRequestZeroFma: as NaN.
+enum class TmaOobFill : std::uint8_t { Zero, NanRequestZeroFma };
+
+struct TensorMap {
+  std::vector<std::uint64_t> dims;              // globalDim, innermost first; rank = dims.size() (1 to 5)
+  std::vector<std::uint64_t> strides;           // globalStrides in bytes, rank - 1 of them
+  std::vector<std::uint32_t> box;               // boxDim, rank of them
+  std::vector<std::uint32_t> element_strides;   // elementStrides, rank of them (1: every element)
+  TmaInterleave interleave = TmaInterleave::None;
+  TmaSwizzle swizzle = TmaSwizzle::None;
+  TmaL2Promotion l2_promotion = TmaL2Promotion::None;
+  TmaOobFill oob_fill = TmaOobFill::Zero;
+};
+
 // A pointer parameter is a tensor; a scalar parameter a value: its bits, or
 // for a float scalar with symbolic set, the symbol `name` (a float the check
 // holds for every value of). Integer scalars are always concrete: they shape
@@ -70,21 +93,52 @@ struct LaunchArg {
   // A pointer the kernel never dereferences (a spec's "args" entry null):
   // dereferencing it is a bad launch.
   bool null_pointer = false;
-  static LaunchArg of_tensor(TensorArg t) { return LaunchArg{true, std::move(t), 0, false, false}; }
-  static LaunchArg of_scalar(std::int64_t v) { return LaunchArg{false, TensorArg{}, v, false, false}; }
-  static LaunchArg of_symbol(std::string name, DType t) {
-    TensorArg a;
-    a.name = std::move(name);
-    a.dtype = t;
-    return LaunchArg{false, std::move(a), 0, true, false};
+  // A CUtensorMap over `tensor` (is_tensor stays false: the kernel gets the
+  // map, not a pointer). A tensor that the kernel also takes as a pointer,
+  // or through another map, is one memory: arguments name it alike.
+  bool is_tensor_map = false;
+  TensorMap map;
+  static LaunchArg of_tensor(TensorArg t) {
+    LaunchArg a;
+    a.tensor = std::move(t);
+    return a;
   }
-  static LaunchArg of_null() { return LaunchArg{true, TensorArg{}, 0, false, true}; }
+  static LaunchArg of_scalar(std::int64_t v) {
+    LaunchArg a;
+    a.is_tensor = false;
+    a.scalar = v;
+    return a;
+  }
+  static LaunchArg of_symbol(std::string name, DType t) {
+    LaunchArg a;
+    a.is_tensor = false;
+    a.tensor.name = std::move(name);
+    a.tensor.dtype = t;
+    a.symbolic = true;
+    return a;
+  }
+  static LaunchArg of_null() {
+    LaunchArg a;
+    a.null_pointer = true;
+    return a;
+  }
+  static LaunchArg of_tensor_map(TensorArg t, TensorMap m) {
+    LaunchArg a;
+    a.is_tensor = false;
+    a.tensor = std::move(t);
+    a.is_tensor_map = true;
+    a.map = std::move(m);
+    return a;
+  }
 };
 
 struct Launch {
   Dim3 block;
   Dim3 grid;
   Dim3 cta{0, 0, 0};            // which CTA (blockIdx) this run is
+  // The cluster shape of a cluster launch (cudaLaunchKernelEx with a
+  // cluster dimension, or __cluster_dims__); 1x1x1 otherwise.
+  Dim3 cluster;
   std::vector<LaunchArg> args;  // one per Program parameter, in order
   // Module variables (__constant__ or __device__ arrays) the host fills with
   // cudaMemcpyToSymbol, by variable name: input tensors like the arguments.
@@ -104,9 +158,12 @@ struct Launch {
 // constant read as an exact product (read_rounded_constants, docs/decide.md).
 // BadInput: a report's reason for the verdict `error` (malformed PTX or spec,
 // a kernel that is not there), where in the file when known.
+// LaunchContract: the launch breaks what the kernel assumes of it, so that
+// the GPU traps (a TMA box wholly outside its tensor map's shape, issued by
+// a CTA that owns no work: "illegal instruction"); unsafe, like a race.
 enum class DiagKind {
   Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
-  BarrierDivergence, SameValueWrite, ConstantRead, BadInput
+  BarrierDivergence, SameValueWrite, ConstantRead, BadInput, LaunchContract
 };
 const char* diag_kind_name(DiagKind k);
 

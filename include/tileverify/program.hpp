@@ -158,7 +158,18 @@ struct SourceLoc {
   std::string with_source() const;  // text() and, when known, " (k.cu:31)"
 };
 
-enum class Special : std::uint8_t { TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ, LaneId, WarpId };
+// The cluster registers (sm_90) follow the launch's cluster shape
+// (Launch::cluster; 1x1x1 when the kernel is not launched as clusters, where
+// every CTA is a cluster of one, as the PTX ISA defines them then).
+enum class Special : std::uint8_t {
+  TidX, TidY, TidZ, NtidX, NtidY, NtidZ, CtaidX, CtaidY, CtaidZ, NctaidX, NctaidY, NctaidZ, LaneId, WarpId,
+  ClusterCtaidX, ClusterCtaidY, ClusterCtaidZ,     // %cluster_ctaid: this CTA's place in its cluster
+  ClusterNctaidX, ClusterNctaidY, ClusterNctaidZ,  // %cluster_nctaid: the cluster's shape
+  ClusterCtarank, ClusterNctarank,                 // %cluster_ctarank, %cluster_nctarank
+  ClusteridX, ClusteridY, ClusteridZ,              // %clusterid: the cluster's place in the grid
+  NclusteridX, NclusteridY, NclusteridZ,           // %nclusterid: the grid's shape in clusters
+  IsExplicitCluster,                               // %is_explicit_cluster
+};
 
 // A buffer the program declares itself (.shared / .local arrays).
 struct BufferDecl {
@@ -234,8 +245,57 @@ enum class Opcode : std::uint8_t {
   // nothing to do. A fence orders memory only together with synchronizing
   // (release/acquire) accesses, which the structured-CTA class has none of,
   // so it adds no happens-before edge (docs/evaluator.md, "Fences"). Kept
-  // so that listings and reports show it.
+  // so that listings and reports show it. mode: a FenceKind (the proxy
+  // fences matter to the asynchronous model: TMA reads shared memory through
+  // the async proxy).
   Fence,
+  // ---- Hopper (sm_90) asynchronous operations (PTX ISA 8.x, "Parallel
+  // Synchronization and Communication Instructions: mbarrier", "Data
+  // Movement and Conversion Instructions: cp.async.bulk{,.tensor}",
+  // "Warpgroup MMA Instructions"). An mbarrier is an 8-byte object in shared
+  // memory; its address is src[0] of every mbarrier instruction.
+  //
+  // mbarrier.init [a], count: src {a, count}.
+  MbarInit,
+  // mbarrier.arrive{.expect_tx}{.release}{.cta,.cluster}{.shared::cta,::cluster}.b64 state, [a]{, n}
+  // and mbarrier.arrive_drop: dst {state} (empty for the sink '_'); src {a, count, tx}: count
+  // arrivals (the integer 1 when not given) after tx expected bytes (.expect_tx; else the
+  // integer 0); mode: MbarArriveFlags.
+  MbarArrive,
+  // mbarrier.expect_tx (mode 0) / mbarrier.complete_tx (mode 1) [a], tx: src {a, tx}.
+  MbarTx,
+  // mbarrier.test_wait / try_wait{.parity} p, [a], state-or-parity{, hint}: dst {p};
+  // src {a, state or phase parity}; mode: MbarWaitFlags.
+  MbarWait,
+  // mbarrier.inval [a]: src {a}.
+  MbarInval,
+  // cp.async.bulk.tensor.{1-5}d.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
+  // {.multicast::cluster} [dst], [tmap, {c0, ..}], [mbar]{, ctaMask}: a TMA load.
+  // src {dst, tmap, mbar, c0 .. c(n-1)[, ctaMask]}; mode: n (dims); shape: 1 with .multicast.
+  TmaLoad,
+  // cp.async.bulk.tensor.{1-5}d.global.shared::cta{.tile}.bulk_group [tmap, {c0, ..}], [src]:
+  // a TMA store. src {tmap, src, c0 .. c(n-1)}; mode: n.
+  TmaStore,
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+  // (space Shared: src {dst, src, size, mbar}) and
+  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size (space Global: src {dst, src, size}).
+  BulkCopy,
+  // cp.async.bulk.commit_group; cp.async.bulk.wait_group{.read} N: src {N}, mode 1 with .read.
+  BulkCommit, BulkWait,
+  // elect.sync d|p, membermask: dst {d, p} (d: the elected lane; p: whether this lane is it;
+  // either may be the sink, then dst holds kNoReg for it); src {membermask}. A masked warp sync.
+  ElectSync,
+  // barrier.cluster.arrive{.release,.relaxed}{.aligned} (mode 0) / barrier.cluster.wait{.acquire}{.aligned} (mode 1).
+  ClusterBar,
+  // mapa{.shared::cluster}.u32/u64 d, a, rank: the address a has in the shared memory of CTA rank.
+  Mapa,
+  // wgmma.fence / wgmma.commit_group / wgmma.wait_group N (src {N}) / wgmma.mma_async: warpgroup
+  // collectives (.sync.aligned over the four warps of a warpgroup). WgmmaMma's operands are
+  // described where src/ptx/lower_wgmma.cpp builds it.
+  WgmmaFence, WgmmaCommit, WgmmaWait, WgmmaMma,
+  // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [a], {r..}: a warp collective, the
+  // inverse of ldmatrix. mode: 1, 2 or 4; trans; src {a, r0 ..}.
+  StMatrix,
   // An instruction tileverify does not model, kept in place of it: a thread
   // that reaches it stops the run as DiagKind::Unsupported, with
   // Program::unsupported[src[0].imm]. So a bug found before it is reported,
@@ -243,6 +303,24 @@ enum class Opcode : std::uint8_t {
   Unsupported,
 };
 const char* opcode_name(Opcode op);
+
+// Instr::mode of a Fence.
+enum class FenceKind : std::uint8_t {
+  Plain,        // membar, fence.{sc,acq_rel,...}.scope, fence.proxy.{alias,tensormap}
+  ProxyAsync,   // fence.proxy.async{.shared::cta,.shared::cluster,.global}: orders the thread's
+                // generic-proxy accesses with the async proxy (TMA, bulk copies, wgmma operands)
+  MbarrierInit, // fence.mbarrier_init.release.cluster
+  SetMaxNReg,   // setmaxnreg.{inc,dec}.sync.aligned.u32: a register-allocation hint, no effect on values
+};
+// Instr::mode bits of MbarArrive and MbarWait.
+struct MbarArriveFlags {
+  static constexpr std::uint8_t kDrop = 1, kExpectTx = 2, kRemote = 4, kNoComplete = 8;
+};
+struct MbarWaitFlags {
+  static constexpr std::uint8_t kParity = 1, kTry = 2;
+};
+// A destination register that is the sink '_' (elect.sync's unused outputs).
+constexpr std::uint32_t kNoReg = 0xffffffffu;
 
 // A vector of trivially copyable elements that keeps up to N of them in
 // itself: an instruction's destinations and sources were two heap blocks

@@ -140,6 +140,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::SameValueWrite: return Outcome::Race;
     case DiagKind::ConstantRead: return Outcome::Equivalent;  // never a verdict: only a note
     case DiagKind::BadInput: return Outcome::Error;
+    case DiagKind::LaunchContract: return Outcome::LaunchContract;
   }
   return Outcome::Error;
 }
@@ -154,6 +155,7 @@ int severity(Outcome o) {
     case Outcome::OutOfBounds:
     case Outcome::Uninitialized:
     case Outcome::BarrierDivergence:
+    case Outcome::LaunchContract:
     case Outcome::Trap: return 4;
     case Outcome::Error: return 3;
     case Outcome::Unsupported: return 2;

@@ -26,6 +26,7 @@ const char* outcome_name(Outcome o) {
     case Outcome::PayloadsAgree: return "payloads_agree";
     case Outcome::PayloadsDiffer: return "payloads_differ";
     case Outcome::BarrierDivergence: return "barrier_divergence";
+    case Outcome::LaunchContract: return "launch_contract";
   }
   return "error";
 }
@@ -43,6 +44,7 @@ int Report::exit_code() const {
     case Outcome::OutOfBounds:
     case Outcome::Uninitialized:
     case Outcome::BarrierDivergence:
+    case Outcome::LaunchContract:
     case Outcome::Trap: return 2;
     case Outcome::Unsupported:
     case Outcome::Unknown: return 3;

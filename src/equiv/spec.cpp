@@ -969,7 +969,8 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
     bool known = false;
     for (Outcome o : {Outcome::Equivalent, Outcome::NotEquivalent, Outcome::Race, Outcome::Deadlock, Outcome::OutOfBounds,
                       Outcome::Uninitialized, Outcome::Unsupported, Outcome::Unknown, Outcome::Ok, Outcome::Error,
-                      Outcome::Trap, Outcome::PayloadsAgree, Outcome::PayloadsDiffer, Outcome::BarrierDivergence}) {
+                      Outcome::Trap, Outcome::PayloadsAgree, Outcome::PayloadsDiffer, Outcome::BarrierDivergence,
+                      Outcome::LaunchContract}) {
       list += std::string(list.empty() ? "" : ", ") + outcome_name(o);
       known = known || (j["expect"].is_string() && j["expect"].get<std::string>() == outcome_name(o));
     }

@@ -23,6 +23,7 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::SameValueWrite: return "same_value_write";
     case DiagKind::ConstantRead: return "constant_read";
     case DiagKind::BadInput: return "bad_input";
+    case DiagKind::LaunchContract: return "launch_contract";
   }
   return "?";
 }

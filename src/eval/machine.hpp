@@ -169,6 +169,22 @@ class Machine {
       case Special::NctaidZ: return l_.grid.z;
       case Special::LaneId: return t % 32;
       case Special::WarpId: return t / 32;
+      case Special::ClusterCtaidX: return l_.cta.x % l_.cluster.x;
+      case Special::ClusterCtaidY: return l_.cta.y % l_.cluster.y;
+      case Special::ClusterCtaidZ: return l_.cta.z % l_.cluster.z;
+      case Special::ClusterNctaidX: return l_.cluster.x;
+      case Special::ClusterNctaidY: return l_.cluster.y;
+      case Special::ClusterNctaidZ: return l_.cluster.z;
+      case Special::ClusterCtarank:
+        return l_.cta.x % l_.cluster.x + std::int64_t(l_.cluster.x) * (l_.cta.y % l_.cluster.y + std::int64_t(l_.cluster.y) * (l_.cta.z % l_.cluster.z));
+      case Special::ClusterNctarank: return std::int64_t(l_.cluster.count());
+      case Special::ClusteridX: return l_.cta.x / l_.cluster.x;
+      case Special::ClusteridY: return l_.cta.y / l_.cluster.y;
+      case Special::ClusteridZ: return l_.cta.z / l_.cluster.z;
+      case Special::NclusteridX: return l_.grid.x / l_.cluster.x;
+      case Special::NclusteridY: return l_.grid.y / l_.cluster.y;
+      case Special::NclusteridZ: return l_.grid.z / l_.cluster.z;
+      case Special::IsExplicitCluster: return l_.cluster.count() > 1;
     }
     return 0;
   }
@@ -612,6 +628,23 @@ class Machine {
   V dot(V acc, const V* a, std::size_t as, const V* b, std::size_t bs, int k);
   void mma(const Instr& in, const std::vector<std::uint32_t>& group);
   void ldmatrix(const Instr& in, const std::vector<std::uint32_t>& group);
+  // elect.sync: the lowest lane of the group is elected (machine_warp.cpp).
+  void elect(const Instr& in, const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ wgmma
+  // wgmma.* (collectives of a warpgroup: four consecutive warps, all at one
+  // instruction) and stmatrix (machine_wgmma.cpp).
+  static bool warpgroup_op(Opcode op) {
+    return op == Opcode::WgmmaFence || op == Opcode::WgmmaCommit || op == Opcode::WgmmaWait || op == Opcode::WgmmaMma;
+  }
+  void wgmma(const Instr& in, const std::vector<std::uint32_t>& group);
+  void stmatrix(const Instr& in, const std::vector<std::uint32_t>& group);
+
+  // ------------------------------------------------------------ async
+  // mbarrier objects, TMA and bulk copies, cluster barriers, proxy fences
+  // (machine_async.cpp). async_step runs one such instruction of thread t;
+  // false: t now waits (its pc stays), true: it moved on.
+  bool async_step(std::uint32_t t, const Instr& in);
 
   // ------------------------------------------------------------ wmma
   // wmma.load, wmma.mma and wmma.store (machine_warp.cpp).

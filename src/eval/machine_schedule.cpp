@@ -150,6 +150,8 @@ std::uint32_t Machine<D>::member_mask(std::uint32_t t, const Instr& in) {
     mask = mask_at(3);
   else if (in.op == Opcode::Vote || in.op == Opcode::Redux)
     mask = mask_at(1);
+  else if (in.op == Opcode::ElectSync)
+    mask = mask_at(0);
   if (!(mask >> (t % 32) & 1)) {
     Diagnostic d;
     d.kind = DiagKind::Deadlock;
@@ -252,6 +254,18 @@ bool Machine<D>::release_groups() {
       }
       if (!complete) continue;
       if (!exited.empty()) barrier_divergence(t, group, exited);
+    } else if (warpgroup_op(in.op)) {
+      // wgmma.* is .sync.aligned over a warpgroup (PTX ISA, "Warpgroup MMA
+      // Instructions"): the four warps of 128 consecutive threads, all at
+      // this instruction.
+      const std::uint32_t first = t / 128 * 128;
+      for (std::uint32_t u = first; u < first + 128 && complete; ++u) {
+        if (u >= n_ || state_[u] != TState::Wait || pc_[u] != pc_[t])
+          complete = false;
+        else
+          group.push_back(u);
+      }
+      if (!complete) continue;
     } else {
       const std::uint32_t mask = wait_mask_[t], warp = t / 32 * 32;
       const int kind = sync_kind(in.op);
@@ -446,6 +460,10 @@ void Machine<D>::deadlock() {
                                 : pc_[u] == g.pc;
         if (!same) g.needs.push_back(u);
       }
+    } else if (warpgroup_op(in.op)) {
+      const std::uint32_t first = rep / 128 * 128;
+      for (std::uint32_t u = first; u < first + 128; ++u)
+        if (u < n_ && !(state_[u] == TState::Wait && pc_[u] == g.pc)) g.needs.push_back(u);
     } else {
       const std::uint32_t warp = rep / 32 * 32;
       for (std::uint32_t lane = 0; lane < 32 && warp + lane < n_; ++lane) {
@@ -629,9 +647,29 @@ void Machine<D>::step(std::uint32_t t) {
     case Opcode::WmmaLoad:
     case Opcode::WmmaMma:
     case Opcode::WmmaStore:
+    case Opcode::ElectSync:
+    case Opcode::StMatrix:
+    case Opcode::WgmmaFence:
+    case Opcode::WgmmaCommit:
+    case Opcode::WgmmaWait:
+    case Opcode::WgmmaMma:
       wait_mask_[t] = member_mask(t, in);
       state_[t] = TState::Wait;
       return;
+    case Opcode::MbarInit:
+    case Opcode::MbarArrive:
+    case Opcode::MbarTx:
+    case Opcode::MbarWait:
+    case Opcode::MbarInval:
+    case Opcode::TmaLoad:
+    case Opcode::TmaStore:
+    case Opcode::BulkCopy:
+    case Opcode::BulkCommit:
+    case Opcode::BulkWait:
+    case Opcode::ClusterBar:
+    case Opcode::Mapa:
+      if (!async_step(t, in)) return;  // t waits
+      break;
     case Opcode::Ld:
       load(t, in);
       break;

@@ -32,7 +32,8 @@ void Machine<D>::collective(const Instr& in, const std::vector<std::uint32_t>& g
   exchange(in, group);
   if (collective_sched_ && in.op != Opcode::Shfl)
     for (std::uint32_t t : group)
-      for (std::uint32_t d : p_.code[pc_[t]].dst) reg(t, d).sched = std::max(reg(t, d).sched, collective_sched_);
+      for (std::uint32_t d : p_.code[pc_[t]].dst)
+        if (d != kNoReg) reg(t, d).sched = std::max(reg(t, d).sched, collective_sched_);
 }
 
 template <class D>
@@ -42,6 +43,9 @@ void Machine<D>::exchange(const Instr& in, const std::vector<std::uint32_t>& gro
   if (in.op == Opcode::WmmaMma) return wmma_mma(in, group);
   if (in.op == Opcode::WmmaStore) return wmma_store(in, group);
   if (in.op == Opcode::LdMatrix) return ldmatrix(in, group);
+  if (in.op == Opcode::ElectSync) return elect(in, group);
+  if (in.op == Opcode::StMatrix) return stmatrix(in, group);
+  if (warpgroup_op(in.op)) return wgmma(in, group);
   if (in.op == Opcode::Shfl) {
     std::vector<Val<V>> result(group.size());
     for (std::size_t gi = 0; gi < group.size(); ++gi) {
@@ -452,6 +456,22 @@ void Machine<D>::wmma_store(const Instr& in, const std::vector<std::uint32_t>& g
       write(t, mem, c, width, v, pc_[t]);
     }
   }
+}
+
+// elect.sync d|p, membermask (PTX ISA, elect.sync): of the threads of the
+// member mask (those that have not exited: the group), the one with the
+// lowest lane is the leader; every member gets its lane in d, and p is true
+// in the leader alone.
+template <class D>
+void Machine<D>::elect(const Instr& in, const std::vector<std::uint32_t>& group) {
+  std::uint32_t leader = group.front();
+  for (std::uint32_t t : group) leader = std::min(leader, t);
+  for (std::uint32_t t : group) {
+    const Instr& mine = p_.code[pc_[t]];
+    if (mine.dst[0] != kNoReg) set(t, mine.dst[0], int_val(leader % 32));
+    if (mine.dst[1] != kNoReg) set(t, mine.dst[1], int_val(t == leader ? 1 : 0));
+  }
+  (void)in;
 }
 
 template class Machine<SymbolicDomain>;

@@ -52,7 +52,12 @@ const char* opcode_name(Opcode op) {
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
                                 "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync", "fence",
-                                "unsupported"};
+                                "mbarrier.init", "mbarrier.arrive", "mbarrier.tx", "mbarrier.wait", "mbarrier.inval",
+                                "cp.async.bulk.tensor.load", "cp.async.bulk.tensor.store", "cp.async.bulk",
+                                "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "elect.sync", "barrier.cluster",
+                                "mapa", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "wgmma.mma_async",
+                                "stmatrix", "unsupported"};
+  static_assert(sizeof names / sizeof names[0] == std::size_t(Opcode::Unsupported) + 1, "a name per opcode");
   return names[std::size_t(op)];
 }
 
@@ -104,7 +109,11 @@ static std::string operand_text(const Program& p, const Operand& o) {
     case Operand::Kind::Special: {
       static const char* names[] = {"%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x",
                                     "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid",
-                                    "%warpid"};
+                                    "%warpid", "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
+                                    "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_ctarank",
+                                    "%cluster_nctarank", "%clusterid.x", "%clusterid.y", "%clusterid.z",
+                                    "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%is_explicit_cluster"};
+      static_assert(sizeof names / sizeof names[0] == std::size_t(Special::IsExplicitCluster) + 1, "a name per register");
       return names[o.index];
     }
     case Operand::Kind::Buffer: return "[" + p.buffers[o.index].name + "+" + std::to_string(o.imm) + "]";
@@ -148,7 +157,7 @@ std::string Program::instr_text(std::uint32_t pc) const {
     os << "." << dtype_name(in.type);
   bool first = true;
   for (std::uint32_t d : in.dst) {
-    os << (first ? " " : ", ") << registers[d].name;
+    os << (first ? " " : ", ") << (d == kNoReg ? std::string("_") : registers[d].name);
     first = false;
   }
   for (std::size_t i = 0; i < in.src.size(); ++i) {

@@ -2,6 +2,7 @@
 #include "tileverify/ptx.hpp"
 
 #include "limits.hpp"
+#include "lower_ops.hpp"
 #include "names.hpp"
 
 #include <algorithm>
@@ -27,130 +28,7 @@ namespace tileverify::ptx {
 
 namespace {
 
-struct Failure {
-  Error error;
-};
-
-// fail: PTX outside what tileverify verifies (exit 3); bad_input: PTX or a
-// launch that is wrong (exit 4).
-[[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, true}}; }
-[[noreturn]] void bad_input(const SourceLoc& loc, const std::string& msg) { throw Failure{{loc, msg, false}}; }
-
-// A type that parse_dtype() does not know, for a `what` (a register, a
-// parameter ...): one PTX has but tileverify does not model (b128, the fp8
-// to fp4 formats, texture and surface references) is unsupported; any other
-// name, or none, is bad input.
-[[noreturn]] void unknown_type(const SourceLoc& loc, const char* what, const std::string& type) {
-  static constexpr std::string_view kUnmodelled[] = {
-      ".b128",   ".e4m3",   ".e5m2",   ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2",   ".e3m2x2",    ".ue8m0x2",
-      ".e4m3x4", ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4", ".texref", ".samplerref", ".surfref"};
-  if (type.empty()) bad_input(loc, std::string("a ") + what + " declaration needs a type (.b32, .f32, .pred ...)");
-  for (std::string_view t : kUnmodelled)
-    if (t == type) fail(loc, std::string(what) + "s of type '" + type + "' are not supported");
-  bad_input(loc, "unknown " + std::string(what) + " type '" + type + "'");
-}
-
-// A name or opcode of the Module (a view) as a string, for messages and keys.
-std::string str(std::string_view s) { return std::string(s); }
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// w == lit, with the literal's length known at compile time, so that the
-// comparison compiles to a few instructions instead of a memcmp call
-// (std::string == const char* does not even compare the lengths first).
-template <std::size_t N>
-bool is_word(std::string_view w, const char (&lit)[N]) {
-  return w.size() == N - 1 && std::memcmp(w.data(), lit, N - 1) == 0;
-}
-
-// The dot-separated parts of an opcode, as views into it: "ld.global.f32" ->
-// ld, global, f32. Split as std::getline(.., '.') did: "a..b" has an empty
-// part, a trailing '.' adds none.
-class OpParts {
- public:
-  explicit OpParts(std::string_view op) {
-    std::size_t b = 0;
-    for (std::size_t e = 0; e < op.size(); ++e)
-      if (op[e] == '.') {
-        push(op.data() + b, e - b);
-        b = e + 1;
-      }
-    if (b < op.size() || n_ == 0) push(op.data() + b, op.size() - b);
-  }
-  std::size_t size() const { return n_; }
-  std::string_view operator[](std::size_t i) const {
-    return i < kInline ? std::string_view(begin_[i], length_[i]) : heap_[i - kInline];
-  }
-
- private:
-  static constexpr std::size_t kInline = 16;  // nvcc's longest opcodes have about 10
-  void push(const char* p, std::size_t n) {
-    if (n_ < kInline) {
-      begin_[n_] = p;
-      length_[n_] = n;
-    } else {
-      heap_.emplace_back(p, n);
-    }
-    ++n_;
-  }
-  // Pointers and lengths in separate plain arrays, left uninitialized: an
-  // array of string_views would be zeroed for every instruction, and writing
-  // a part in two halves and reading it back whole stalls store forwarding.
-  const char* begin_[kInline];
-  std::size_t length_[kInline];
-  std::vector<std::string_view> heap_;  // parts past kInline
-  std::size_t n_ = 0;
-};
-
-// A PTX type name, with or without its dot: pred, s8 .. b64, bf16, and
-// tf32 (as f32) and f16x2 / bf16x2 (as b32). Called for every part of every
-// opcode, hence a switch on the spelling rather than a map lookup.
-bool parse_dtype(std::string_view s, DType* t) {
-  if (!s.empty() && s[0] == '.') s.remove_prefix(1);
-  switch (s.size()) {
-    case 2:  // s8 u8 b8
-      if (s[1] != '8') return false;
-      switch (s[0]) {
-        case 's': *t = DType::S8; return true;
-        case 'u': *t = DType::U8; return true;
-        case 'b': *t = DType::B8; return true;
-        default: return false;
-      }
-    case 3: {  // {s,u,f,b}{16,32,64}
-      int width = 0;
-      if (s[1] == '1' && s[2] == '6') width = 0;
-      else if (s[1] == '3' && s[2] == '2') width = 1;
-      else if (s[1] == '6' && s[2] == '4') width = 2;
-      else return false;
-      static constexpr DType by_width[4][3] = {{DType::S16, DType::S32, DType::S64},
-                                               {DType::U16, DType::U32, DType::U64},
-                                               {DType::F16, DType::F32, DType::F64},
-                                               {DType::B16, DType::B32, DType::B64}};
-      switch (s[0]) {
-        case 's': *t = by_width[0][width]; return true;
-        case 'u': *t = by_width[1][width]; return true;
-        case 'f': *t = by_width[2][width]; return true;
-        case 'b': *t = by_width[3][width]; return true;
-        default: return false;
-      }
-    }
-    case 4:
-      if (is_word(s, "pred")) *t = DType::Pred;
-      else if (is_word(s, "bf16")) *t = DType::BF16;
-      else if (is_word(s, "tf32")) *t = DType::F32;
-      else return false;
-      return true;
-    case 5:
-      if (!is_word(s, "f16x2")) return false;
-      *t = DType::B32;
-      return true;
-    case 6:
-      if (!is_word(s, "bf16x2")) return false;
-      *t = DType::B32;
-      return true;
-    default: return false;
-  }
-}
+using namespace lowering;
 
 // A new element for emplace_back(Fresh<T>{}), made by default- rather than
 // value-initialization: emplace_back() zeroes the whole object first (a
@@ -255,7 +133,7 @@ struct Frame {
   std::vector<std::uint32_t> returns;  // an inlined ret: a bra to the end of the instance
 };
 
-class Lowering {
+class Lowering final : public KernelLowering {
  public:
   Lowering(const Module& m, const Kernel& k, std::uint64_t dyn)
       : m_(m), k_(k), dyn_(dyn), max_shared_(limits::max_shared_per_cta(limits::compute_capability(m.target))) {}
@@ -537,7 +415,7 @@ class Lowering {
 
   // The checks called for every operand are small enough to be inlined; the
   // messages of their failures are built out of line (cold, below).
-  std::uint32_t reg_of(const ptx::Operand& o) {
+  std::uint32_t reg_of(const ptx::Operand& o) override {
     const std::uint32_t* r = o.kind == ptx::Operand::Kind::Name ? find_reg(o.name) : nullptr;
     if (!r) not_a_register(o);
     return *r;
@@ -577,19 +455,35 @@ class Lowering {
         {"%ctaid.x", Special::CtaidX}, {"%ctaid.y", Special::CtaidY},   {"%ctaid.z", Special::CtaidZ},
         {"%nctaid.x", Special::NctaidX}, {"%nctaid.y", Special::NctaidY}, {"%nctaid.z", Special::NctaidZ},
         {"%laneid", Special::LaneId},  {"%warpid", Special::WarpId}};
+    static constexpr std::pair<std::string_view, Special> cluster[] = {
+        {"%cluster_ctaid.x", Special::ClusterCtaidX},   {"%cluster_ctaid.y", Special::ClusterCtaidY},
+        {"%cluster_ctaid.z", Special::ClusterCtaidZ},   {"%cluster_nctaid.x", Special::ClusterNctaidX},
+        {"%cluster_nctaid.y", Special::ClusterNctaidY}, {"%cluster_nctaid.z", Special::ClusterNctaidZ},
+        {"%cluster_ctarank", Special::ClusterCtarank},  {"%cluster_nctarank", Special::ClusterNctarank},
+        {"%clusterid.x", Special::ClusteridX},          {"%clusterid.y", Special::ClusteridY},
+        {"%clusterid.z", Special::ClusteridZ},          {"%nclusterid.x", Special::NclusteridX},
+        {"%nclusterid.y", Special::NclusteridY},        {"%nclusterid.z", Special::NclusteridZ},
+        {"%is_explicit_cluster", Special::IsExplicitCluster}};
     // Registers (%r12, %rd3, %f7) mostly differ in length from all of these.
-    if (n.size() < 6 || n.size() > 9 || n[0] != '%') return false;
-    for (const auto& [name, special] : sp)
-      if (name == n) {
-        *s = special;
-        return true;
-      }
+    if (n.size() < 6 || n[0] != '%') return false;
+    if (n.size() <= 9)
+      for (const auto& [name, special] : sp)
+        if (name == n) {
+          *s = special;
+          return true;
+        }
+    if (n.size() >= 12 && (n[1] == 'c' || n[1] == 'n' || n[1] == 'i'))
+      for (const auto& [name, special] : cluster)
+        if (name == n) {
+          *s = special;
+          return true;
+        }
     return false;
   }
 
   // Registers and integers here, small enough to be inlined; the rest in
   // value_rest().
-  tileverify::Operand value(const ptx::Operand& o) {
+  tileverify::Operand value(const ptx::Operand& o) override {
     if (o.kind == ptx::Operand::Kind::Name) {
       Special s;
       if (special_of(o.name, &s)) return tileverify::Operand::special(s);
@@ -629,7 +523,7 @@ class Lowering {
     bad_input(o.loc, o.kind == ptx::Operand::Kind::Sink ? "the sink '_' cannot be read" : "expected a register or a constant here, found a list of operands");
   }
 
-  tileverify::Operand address(const ptx::Operand& o) {
+  tileverify::Operand address(const ptx::Operand& o) override {
     if (o.kind != ptx::Operand::Kind::Address) bad_input(o.loc, "expected an address [..]");
     if (o.name.empty()) fail(o.loc, "absolute addresses are not supported");
     if (!o.elements.empty()) fail(o.loc, "tensor-map addresses [map, {coordinates}] are not supported");
@@ -668,9 +562,6 @@ class Lowering {
     auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
     if (starts("%clock") || starts("%globaltimer"))
       return "a clock or timer: its value depends on the hardware and the schedule, not on the kernel's inputs";
-    if (starts("%cluster") || starts("%ncluster") || n == "%is_explicit_cluster")
-      return "thread block clusters (sm_90) let CTAs of a cluster share memory and synchronize, outside the "
-             "structured-CTA class, whose CTAs only synchronize within themselves";
     static constexpr std::string_view others[] = {
         "%smid", "%nsmid", "%gridid", "%nwarpid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
         "%lanemask_gt", "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%current_graph_exec"};
@@ -706,7 +597,7 @@ class Lowering {
 
   // d = the destination registers of o, written into d itself: a returned
   // SmallVector was built and then copied over.
-  void set_dsts(decltype(Instr::dst)& d, const ptx::Operand& o) {
+  void set_dsts(decltype(Instr::dst)& d, const ptx::Operand& o) override {
     d.clear();
     if (o.kind != ptx::Operand::Kind::Vector) {
       // resize, not push_back: inlined here, push_back's growth path made
@@ -818,6 +709,7 @@ class Lowering {
   enum class Base : std::uint8_t {
     Other, Mov, Cvta, Unary, Binary, Mul, Mad, Bfi, Bfe, Fma, Selp, Setp, Cvt, Ld, St, Bra, Ret, Exit, Trap, Call,
     Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix, Fence,
+    Async, Wgmma, Elect, SetMaxNReg,
   };
   struct BaseInfo {
     Base base = Base::Other;
@@ -876,11 +768,14 @@ class Lowering {
         if (is_word(w, "call")) return {B::Call};
         if (is_word(w, "atom")) return {B::Atom};
         if (is_word(w, "wmma")) return {B::Wmma};
+        if (is_word(w, "mapa")) return {B::Async};
         break;
       case 5:
         if (is_word(w, "rsqrt")) return {B::Unary, Opcode::Rsqrt};
         if (is_word(w, "redux")) return {B::Redux};
         if (is_word(w, "fence")) return {B::Fence};
+        if (is_word(w, "wgmma")) return {B::Wgmma};
+        if (is_word(w, "elect")) return {B::Elect};
         break;
       case 6:
         if (is_word(w, "membar")) return {B::Fence};
@@ -890,6 +785,11 @@ class Lowering {
         break;
       case 8:
         if (is_word(w, "ldmatrix")) return {B::LdMatrix};
+        if (is_word(w, "mbarrier")) return {B::Async};
+        if (is_word(w, "stmatrix")) return {B::Wgmma};
+        break;
+      case 10:
+        if (is_word(w, "setmaxnreg")) return {B::SetMaxNReg};
         break;
       default: break;
     }
@@ -1159,7 +1059,9 @@ class Lowering {
       case Base::Wmma: wmma(pin, in, parts); break;
       case Base::Bar:
       case Base::Barrier:
-        if (has("warp")) {
+        if (has("cluster")) {
+          lower_async(*this, pin, in, parts);
+        } else if (has("warp")) {
           need(pin, 1);
           in.op = Opcode::WarpSync;
           in.src.push_back(mask(ops[0]));
@@ -1231,6 +1133,25 @@ class Lowering {
         in.src = {address(ops[1])};
         break;
       case Base::Fence: fence(pin, in, parts); break;
+      case Base::Async: lower_async(*this, pin, in, parts); break;
+      case Base::Wgmma: lower_wgmma(*this, pin, in, parts); break;
+      case Base::Elect:
+        // elect.sync d|p, membermask (PTX ISA, elect.sync): either output may be the sink.
+        need(pin, 2);
+        if (!has("sync")) bad_input(pin.loc, "elect needs .sync");
+        in.op = Opcode::ElectSync;
+        in.dst = {ops[0].kind == ptx::Operand::Kind::Sink ? kNoReg : reg_of(ops[0]),
+                  ops[0].pred_out.empty() ? kNoReg : reg_of(ptx::Operand{ptx::Operand::Kind::Name, ops[0].pred_out, 0, {}, {}, ops[0].loc})};
+        in.src = {mask(ops[1])};
+        break;
+      case Base::SetMaxNReg:
+        // setmaxnreg.{inc,dec}.sync.aligned.u32 imm: asks for a warp's register
+        // count to change (warp-specialized kernels give consumers more); the
+        // values of a program are the same either way.
+        need(pin, 1);
+        in.op = Opcode::Fence;
+        in.mode = std::uint8_t(FenceKind::SetMaxNReg);
+        break;
       case Base::Other: fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }
   }
@@ -1240,18 +1161,6 @@ class Lowering {
     Instr in = std::move(p_.code.back());
     p_.code.pop_back();
     return in;
-  }
-
-  static bool has_part(const OpParts& parts, std::string_view m) {
-    for (std::size_t i = 1; i < parts.size(); ++i)
-      if (parts[i] == m) return true;
-    return false;
-  }
-  template <std::size_t N>
-  static bool has_part(const OpParts& parts, const char (&m)[N]) {
-    for (std::size_t i = 1; i < parts.size(); ++i)
-      if (is_word(parts[i], m)) return true;
-    return false;
   }
 
   // The state space an opcode names (.shared::cta is .shared); none: generic,
@@ -1500,8 +1409,7 @@ class Lowering {
   void cp_async(const Instruction& pin, Instr& in, const OpParts& parts) {
     const auto& ops = pin.operands;
     const std::string_view what = parts.size() > 2 ? parts[2] : "";
-    if (what == "bulk" || has_part(parts, "bulk"))
-      fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: bulk asynchronous copies (cp.async.bulk, TMA) are not modelled");
+    if (what == "bulk" || has_part(parts, "bulk")) return lower_async(*this, pin, in, parts);
     if (what == "mbarrier")
       fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: mbarrier-based completion of cp.async is not modelled");
     if (what == "commit_group") {
@@ -1564,6 +1472,8 @@ class Lowering {
       const std::size_t k = shared_prefix(form);
       if (k == nq && form.size() == nq) {
         in.op = Opcode::Fence;
+        if (starts_with(forms[f], "proxy.async")) in.mode = std::uint8_t(FenceKind::ProxyAsync);
+        if (!membar && starts_with(forms[f], "mbarrier_init")) in.mode = std::uint8_t(FenceKind::MbarrierInit);
         if (starts_with(forms[f], "proxy.tensormap::generic.acquire")) {
           // [addr], 128: the tensor map's address and size. The fence reads
           // no memory, but the address must still name something.
@@ -1686,8 +1596,10 @@ class Lowering {
                              ", " + std::to_string(nc) + " and " + std::to_string(nd) + " registers do not fit the shape");
   }
 
+  Program& program() override { return p_; }
+
   // Member masks: an immediate, or a register (nvcc often moves -1 into one first).
-  tileverify::Operand mask(const ptx::Operand& o) {
+  tileverify::Operand mask(const ptx::Operand& o) override {
     if (o.kind == ptx::Operand::Kind::Int) return tileverify::Operand::integer(std::int64_t(std::uint32_t(o.value)));
     return value(o);
   }
