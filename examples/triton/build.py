@@ -29,6 +29,9 @@ MM_M, MM_N, MM_K = 32, 32, 48  # matmul: K is not a multiple of 32
 SEQ, HEAD = 64, 16        # attention
 
 
+MM90 = 128               # sm_90 matmuls: M = N = K = 128, a 2 x 2 grid of 64 x 64 tiles
+
+
 # The values of the float scalars in the .concrete.json variants.
 CONCRETE = {"eps": 1e-5, "sm_scale": 0.25}
 
@@ -94,6 +97,33 @@ def attention(block_m, rescale, expect):
                 expect=expect)
 
 
+def matmul_sm90(kernel):
+    """The sm_90 matmuls (wgmma; and TMA through tensor descriptors), f16 in,
+    f32 out, against matmul_ref_f16. Built for sm_90 only, with num_stages 3
+    (the K loop runs 4 times over 3 buffers, so the buffers wrap around)."""
+    t = f"[{MM90},{MM90}]"
+    if kernel == "matmul_wgmma":
+        args = {"a_ptr": f"f16{t}:in", "b_ptr": f"f16{t}:in", "c_ptr": f"f32{t}:out", "K": str(MM90),
+                "stride_am": str(MM90), "stride_bk": str(MM90), "stride_cm": str(MM90)}
+        names = ["a_ptr", "b_ptr", "c_ptr"]
+    else:  # host-side tensor descriptors: block shapes as in Python, outermost first
+        args = {"a_desc": f"f16{t}:in@desc[64,32]", "b_desc": f"f16{t}:in@desc[32,64]",
+                "c_desc": f"f32{t}:out@desc[64,64]", "K": str(MM90)}
+        names = ["a", "b", "c"]  # the descriptors' tensors (spec_from_triton names them so)
+    args.update({"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_K": "32"})
+    return dict(kernel=kernel, grid=(MM90 // 64, MM90 // 64), num_warps=4, num_stages=3, args=args,
+                ref=dict(kernel="matmul_ref_f16", block=[16, 16, 1], grid=[MM90 // 16, MM90 // 16, 1],
+                         args=names + [MM90, MM90, "K"]),
+                expect="equivalent")
+
+
+# Built for sm_90 only, with "expect" (the Hopper forms: wgmma, TMA).
+CORPUS_SM90 = {
+    "matmul_wgmma": matmul_sm90("matmul_wgmma"),
+    "matmul_tma": matmul_sm90("matmul_tma"),
+}
+
+
 CORPUS = {
     "vadd": vadd("vadd", "equivalent"),
     "vadd_offbyone": vadd("vadd_offbyone", "not_equivalent"),
@@ -121,13 +151,15 @@ def compact_json(obj):
     return re.sub(r"\[\s*([^\[\]{}]*?)\s*\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
-def build(arch, out_dir, only=None):
+def build(arch, out_dir, only=None, corpus=None):
     os.makedirs(out_dir, exist_ok=True)
-    for stem, c in CORPUS.items():
+    for stem, c in (corpus or CORPUS).items():
         if only and stem not in only:
             continue
         argv = [KERNELS, c["kernel"], "--grid", ",".join(map(str, c["grid"])), "--num-warps", str(c["num_warps"]),
                 "--arch", str(arch), "--out-dir", out_dir, "--stem", stem]
+        if "num_stages" in c:
+            argv += ["--num-stages", str(c["num_stages"])]
         for k, v in c["args"].items():
             argv += ["--arg", f"{k}={v}"]
         try:
@@ -143,7 +175,7 @@ def build(arch, out_dir, only=None):
         spec["grid"] = spec["opt"]["grid"]
         spec["ctas"] = "all"
         keys = ["description", "ref", "opt", "grid", "ctas", "params"]
-        if arch == 80:  # sm_90 is a listing of what stops there (docs/triton.md), not a test
+        if arch == 80 or corpus is CORPUS_SM90:  # the rest of sm_90 is a listing (docs/triton.md), not a test
             spec["expect"] = c["expect"]
             keys.append("expect")
         ordered = {k: spec[k] for k in keys}
@@ -167,3 +199,4 @@ if __name__ == "__main__":
     only = sys.argv[1:] or None
     build(80, os.path.join(HERE, "sm80"), only)
     build(90, os.path.join(HERE, "sm90"), only)
+    build(90, os.path.join(HERE, "sm90"), only, CORPUS_SM90)

@@ -4,6 +4,11 @@ architecture) against PyTorch and prints whether it matches: the expected
 verdicts in build.py are checked against real runs, not only reasoned out.
 
     python3 examples/triton/gpu_check.py      # needs a CUDA GPU, Triton and PyTorch
+    python3 examples/triton/gpu_check.py matmul_wgmma matmul_tma   # only these
+
+The sm_90 matmuls (build.CORPUS_SM90) run on a GPU of compute capability 9
+or more only; their tensor-descriptor arguments are TensorDescriptors over
+the tensors (triton.tools.tensor_descriptor).
 """
 import math
 import os
@@ -25,13 +30,16 @@ def make_args(c):
     kw = {}
     for p in fn.params:
         v = sft.parse_value(c["args"][p.name])
-        if v["kind"] == "tensor":
+        if v["kind"] in ("tensor", "desc"):
             dt = getattr(torch, sft.DTYPES[v["dtype"]])
             t = torch.randn(v["shape"], device="cuda").to(dt)
             if v["role"] == "out":
                 t.fill_(float("nan"))
             tensors[p.name] = t
             a = t
+            if v["kind"] == "desc":
+                from triton.tools.tensor_descriptor import TensorDescriptor
+                a = TensorDescriptor.from_tensor(t, v["block"])
         elif v["kind"] == "symbolic":
             a = 0.3
             tensors[p.name] = a
@@ -53,6 +61,8 @@ def reference(stem, t):
     if stem.startswith("layernorm"):
         x = t["x_ptr"]
         return "y_ptr", torch.nn.functional.layer_norm(x, (x.shape[1],), t["w_ptr"], t["b_ptr"], eps=t["eps"])
+    if stem == "matmul_tma":
+        return "c_desc", t["a_desc"].float() @ t["b_desc"].float()
     if stem.startswith("matmul"):
         return "c_ptr", t["a_ptr"].float() @ t["b_ptr"].float()
     if stem.startswith("attention"):
@@ -62,14 +72,22 @@ def reference(stem, t):
 
 
 bad = 0
-for stem, c in build.CORPUS.items():
+corpus = dict(build.CORPUS)
+if torch.cuda.get_device_capability()[0] >= 9:
+    corpus.update(build.CORPUS_SM90)
+only = sys.argv[1:]
+for stem, c in corpus.items():
+    if only and stem not in only:
+        continue
     torch.manual_seed(0)
     fn, vals, kw, t = make_args(c)
+    if "num_stages" in c:
+        kw["num_stages"] = c["num_stages"]
     fn[c["grid"]](*vals, num_warps=c["num_warps"], **kw)
     torch.cuda.synchronize()
     out, want = reference(stem, t)
     got = t[out]
-    tol = 2e-2 if ("f16" in stem or "tf32" in stem or "attention" in stem) else 1e-4
+    tol = 2e-2 if ("f16" in stem or "tf32" in stem or "attention" in stem or stem in build.CORPUS_SM90) else 1e-4
     ok = torch.allclose(got.float(), want.float(), atol=tol, rtol=tol) and not torch.isnan(got).any()
     err = (got.float() - want.float()).abs().nan_to_num(float("inf")).max().item()
     matches = "matches" if ok else "DIFFERS"

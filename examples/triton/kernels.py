@@ -180,3 +180,41 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, seq_len, HEAD: tl.constexpr,
         m_i = m_new
     acc = acc / l_i[:, None]
     tl.store(o_ptr + rm[:, None] * HEAD + rd[None, :], acc)
+
+
+# ---------------------------------------------------------------- sm_90 matmuls
+# Tile shapes at which Triton 3.6 compiles tl.dot for sm_90 to wgmma
+# (BLOCK_M 64 on one warpgroup). build.py compiles these for sm_90 only.
+@triton.jit
+def matmul_wgmma(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # C = A @ B with a 2D grid of tiles and sizes that are multiples of the
+    # tiles: no masks, so the loads are plain tiles that Triton pipelines
+    # with cp.async into shared memory, which wgmma reads.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k0 + rk)[None, :])
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * stride_bk + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc)
+
+
+@triton.jit
+def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # The same product through host-side tensor descriptors
+    # (triton.tools.tensor_descriptor.TensorDescriptor): Triton passes each
+    # as a CUtensorMap kernel parameter, loads tiles with TMA and stores C
+    # with a TMA store.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k0])
+        b = b_desc.load([k0, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)

@@ -13,13 +13,25 @@ entry is the Triton kernel; add the reference as "ref") and vadd.meta.json
   1000              an integer scalar
   0.5               a float scalar (concrete); f32:symbolic for a symbol
   any literal       for a tl.constexpr parameter ("ieee", True, 64, ...)
+  f16[128,64]:in@desc[64,32]
+                    a host-side tensor descriptor
+                    (triton.tools.tensor_descriptor.TensorDescriptor) over a
+                    tensor of that dtype and shape, with that block shape
+                    (outermost first, as in Python)
 
 The spec follows what Triton does to the signature, so that the kernel's
 PTX parameters line up with "args": constexpr parameters are compiled in and
 dropped; integer arguments equal to 1 are specialized to the constant 1 and
 dropped; pointers and integers divisible by 16 get a divisibility hint (the
 tensors tileverify models are 16-byte aligned); the hidden scratch pointers
-Triton appends are null. The block is left to the PTX's .reqntid
+Triton appends are null. A tensor descriptor argument is two params
+entries: its tensor (named after the argument without "_desc": a_desc -> a)
+and a "tensor_map" over it, with the box and swizzle Triton compiled the
+kernel for (the compiled metadata's "tensordesc_meta", which Triton's
+launcher passes to cuTensorMapEncodeTiled); in "args" it is the map's name
+followed by the tensor's shape (i32) and strides (i64) as numbers, the
+scalars Triton's launcher appends after each CUtensorMap parameter. The
+block is left to the PTX's .reqntid
 (num_warps * 32 threads), "dynamic_shared" is Triton's metadata "shared".
 
 Needs Triton and PyTorch (for dtypes). It compiles through the JIT's own
@@ -39,14 +51,17 @@ DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float6
 
 
 def parse_value(text):
-    m = re.fullmatch(r"(\w+)\[([\d,\s]+)\]:(in|out|inout)(?:=(.+))?", text)
+    m = re.fullmatch(r"(\w+)\[([\d,\s]+)\]:(in|out|inout)(?:=([^@]+))?(?:@desc\[([\d,\s]+)\])?", text)
     if m:
-        dtype, shape, role, init = m.groups()
+        dtype, shape, role, init, block = m.groups()
         if dtype not in DTYPES:
             raise SystemExit(f"unknown tensor dtype '{dtype}' in '{text}' (one of {', '.join(DTYPES)})")
         t = {"kind": "tensor", "dtype": dtype, "shape": [int(s) for s in shape.split(",")], "role": role}
         if init is not None:
             t["init"] = init if init in ("-inf", "inf", "input") else ast.literal_eval(init)
+        if block is not None:
+            t["kind"] = "desc"
+            t["block"] = [int(s) for s in block.split(",")]
         return t
     m = re.fullmatch(r"(f32|f16|bf16|f64):symbolic", text)
     if m:
@@ -89,6 +104,8 @@ def compile_kernel(fn, values, grid, num_warps, num_stages, arch):
         v = values[p.name]
         if v["kind"] == "tensor":
             a = getattr(torch, DTYPES[v["dtype"]])
+        elif v["kind"] == "desc":
+            a = make_descriptor(v)
         elif v["kind"] == "symbolic":
             a = 1.0  # floats are never specialized: any value gives the same code
         else:
@@ -98,6 +115,30 @@ def compile_kernel(fn, values, grid, num_warps, num_stages, arch):
         else:
             args.append(a)
     return fn.warmup(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, **kwargs)
+
+
+def make_descriptor(v):
+    """A TensorDescriptor over a tensor of v's dtype and shape: the binder
+    specializes on its dtype and block shape (a real tensor, on the GPU when
+    there is one: the descriptor wants a data pointer)."""
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    t = torch.zeros(v["shape"], dtype=getattr(torch, DTYPES[v["dtype"]]), device=dev)
+    return TensorDescriptor.from_tensor(t, v["block"])
+
+
+def desc_tensor_name(name):
+    return name[:-len("_desc")] if name.endswith("_desc") and len(name) > 5 else name + "_tensor"
+
+
+# CUtensorMapSwizzle, as Triton's tensordesc_meta gives it to cuTensorMapEncodeTiled.
+SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+
+
+def tensordesc_meta(compiled):
+    meta = getattr(compiled.metadata, "tensordesc_meta", None)
+    return list(meta) if meta else []
 
 
 def kept(fn, p, values):
@@ -114,8 +155,35 @@ def kept(fn, p, values):
 def make_spec(fn, values, compiled, grid, stem, ptx):
     name = compiled.name if hasattr(compiled, "name") else fn.__name__
     params, args = [], []
+    descs = tensordesc_meta(compiled)
+    ndesc = 0
     for p in fn.params:
         v = values[p.name]
+        if v["kind"] == "desc":
+            # Triton lowers a descriptor to TMA only when it can; then its
+            # metadata says how the launcher encodes the CUtensorMap.
+            if ndesc >= len(descs) or descs[ndesc] is None:
+                raise SystemExit(f"{p.name}: Triton compiled this tensor descriptor without TMA (no tensordesc_meta): "
+                                 f"the kernel takes its base pointer, shape and strides instead")
+            md = descs[ndesc]
+            ndesc += 1
+            tname = desc_tensor_name(p.name)
+            e = {"name": tname, "dtype": v["dtype"], "shape": v["shape"], "role": v["role"]}
+            if "init" in v:
+                e["init"] = v["init"]
+            params.append(e)
+            sw = md["swizzle"]
+            tm = {"tensor": tname, "box": list(reversed([int(b) for b in md["block_size"]])),
+                  "swizzle": SWIZZLES.get(sw, {32: "32B", 64: "64B", 128: "128B"}.get(sw, str(sw)))}
+            params.append({"name": p.name, "tensor_map": tm})
+            # The launcher's scalars after the map: shape (i32), then the
+            # strides in elements (i64), of the packed row-major tensor.
+            strides = [1] * len(v["shape"])
+            for i in range(len(v["shape"]) - 2, -1, -1):
+                strides[i] = strides[i + 1] * v["shape"][i + 1]
+            args.append(p.name)
+            args += list(v["shape"]) + strides
+            continue
         if v["kind"] == "tensor":
             e = {"name": p.name, "dtype": v["dtype"], "shape": v["shape"], "role": v["role"]}
             if "init" in v:
@@ -135,6 +203,14 @@ def make_spec(fn, values, compiled, grid, stem, ptx):
         raise SystemExit(f"the PTX of {name} has {len(declared)} parameters, fewer than the {len(args)} kept "
                          f"Python arguments: Triton specialized differently than expected")
     args += [None] * extra  # Triton's hidden scratch pointers
+    # Each tensor map must sit on a 128-byte .b8 parameter (a CUtensorMap).
+    m = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\((.*?)\)", ptx, re.S)
+    raw = [d.strip() for d in m.group(1).split(",")]
+    for i, a in enumerate(args):
+        if isinstance(a, str) and any(q.get("name") == a and "tensor_map" in q for q in params):
+            if i >= len(raw) or not re.search(r"\.b8\s+\w+\[128\]", raw[i]):
+                raise SystemExit(f"{a}: PTX parameter {i} of {name} is '{raw[i] if i < len(raw) else '?'}', "
+                                 f"not a 128-byte CUtensorMap: Triton passed the descriptor differently")
     opt = {"ptx": stem + ".ptx", "kernel": name, "grid": list(grid) + [1] * (3 - len(grid)), "args": args}
     shared = int(getattr(compiled.metadata, "shared", 0) or 0)
     if shared:
@@ -177,6 +253,8 @@ def main(argv=None):
         f.write("\n")
     meta = {k: v for k, v in compiled.metadata._asdict().items() if isinstance(v, (int, str, float, bool))} \
         if hasattr(compiled.metadata, "_asdict") else {}
+    if tensordesc_meta(compiled):  # how the launcher encodes each tensor map (the spec's "tensor_map" entries)
+        meta["tensordesc_meta"] = tensordesc_meta(compiled)
     with open(os.path.join(a.out_dir, stem + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=2, default=str)
         f.write("\n")

@@ -1,0 +1,51 @@
+// The kernels of the Hopper examples: one extern "C" entry per variant of
+// gemm_sm90.cuh. run_h100.sh compiles each to its own PTX file with
+// -DONE_VARIANT=<number below>; run_h100.cu includes this file whole.
+#include "gemm_sm90.cuh"
+
+#ifndef ONE_VARIANT
+#define WANT(n) 1
+#else
+#define WANT(n) (ONE_VARIANT == (n))
+#endif
+
+// C written by st.global from the accumulator registers.
+#define GEMM_KERNEL(name, V)                                                                         \
+  extern "C" __global__ void __launch_bounds__(hopper_gemm::kThreads, 1)                            \
+      name(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,    \
+           float* C, int M, int N, int K) {                                                          \
+    hopper_gemm::gemm_body<V>(&a_map, &b_map, C, nullptr, M, N, K);                                  \
+  }
+// C written by a TMA store through c_map.
+#define GEMM_STORE_KERNEL(name, V)                                                                   \
+  extern "C" __global__ void __launch_bounds__(hopper_gemm::kThreads, 1)                            \
+      name(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,    \
+           const __grid_constant__ CUtensorMap c_map, int M, int N, int K) {                         \
+    hopper_gemm::gemm_body<V>(&a_map, &b_map, nullptr, &c_map, M, N, K);                             \
+  }
+
+using namespace hopper_gemm;
+#if WANT(0)
+GEMM_KERNEL(tma_gemm, 0)
+#endif
+#if WANT(1)
+GEMM_STORE_KERNEL(tma_gemm_store, kTmaStore)
+#endif
+#if WANT(2)
+GEMM_KERNEL(tma_gemm_phase_no_mod2, kPhaseNoMod2)
+#endif
+#if WANT(3)
+GEMM_KERNEL(tma_gemm_consumer_no_release, kConsumerNoRelease)
+#endif
+#if WANT(4)
+GEMM_KERNEL(tma_gemm_tx_too_small, kTxTooSmall)
+#endif
+#if WANT(5)
+GEMM_KERNEL(tma_gemm_no_full_wait, kNoFullWait)
+#endif
+#if WANT(6)
+GEMM_STORE_KERNEL(tma_gemm_store_no_proxy_fence, kTmaStore | kStoreNoProxyFence)
+#endif
+#if WANT(7)
+GEMM_STORE_KERNEL(tma_gemm_store_rev, kTmaStore | kReverseTiles)
+#endif
