@@ -2,6 +2,7 @@
 // gemm_sm90.cuh. run_h100.sh compiles each to its own PTX file with
 // -DONE_VARIANT=<number below>; run_h100.cu includes this file whole.
 #include "gemm_sm90.cuh"
+#include "gemm_cluster.cuh"
 
 #ifndef ONE_VARIANT
 #define WANT(n) 1
@@ -22,6 +23,15 @@
       name(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,    \
            const __grid_constant__ CUtensorMap c_map, int M, int N, int K) {                         \
     hopper_gemm::gemm_body<V>(&a_map, &b_map, nullptr, &c_map, M, N, K);                             \
+  }
+
+// A 2-CTA cluster kernel (gemm_cluster.cuh); the launch gives the cluster
+// shape (cudaLaunchKernelEx), so that a wrong shape is a launch bug.
+#define GEMM_CLUSTER_KERNEL(name, V)                                                                 \
+  extern "C" __global__ void __launch_bounds__(hopper_gemm::kThreads, 1)                            \
+      name(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,    \
+           float* C, int M, int N, int K) {                                                          \
+    hopper_gemm::gemm_cluster_body<V>(&a_map, &b_map, C, M, N, K);                                   \
   }
 
 using namespace hopper_gemm;
@@ -48,4 +58,13 @@ GEMM_STORE_KERNEL(tma_gemm_store_no_proxy_fence, kTmaStore | kStoreNoProxyFence)
 #endif
 #if WANT(7)
 GEMM_STORE_KERNEL(tma_gemm_store_rev, kTmaStore | kReverseTiles)
+#endif
+#if WANT(8)
+GEMM_CLUSTER_KERNEL(cluster_gemm, 0)
+#endif
+#if WANT(9)
+GEMM_CLUSTER_KERNEL(cluster_gemm_tx_not_doubled, kClusterTxNotDoubled)
+#endif
+#if WANT(10)
+GEMM_CLUSTER_KERNEL(cluster_gemm_local_count, kClusterLocalCount)
 #endif

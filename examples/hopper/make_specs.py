@@ -87,8 +87,39 @@ VARIANTS = {
                         "stray CTAs (blockIdx.x = 2) get m0 = -64: their TMA loads of A at row -64 read zeros, and "
                         "their TMA store of C at row -64, a box wholly outside C at a negative coordinate, traps on "
                         "the GPU (tools/gpu_checks/tma_bounds.cu: a TMA store at any negative coordinate is error "
-                        "715, illegal instruction)."),
+                        "715, illegal instruction). An H200 ends the launch with cudaErrorIllegalInstruction (715); "
+                        "memcheck names it, racecheck and synccheck report nothing."),
 }
+
+# 2-CTA clusters (gemm_cluster.cuh): A's box is 32 rows (each CTA multicasts
+# half of the A tile). tileverify does not model clusters of more than one CTA
+# yet: "unsupported" until it does (then the verdict in brackets).
+CLUSTER_COMMON = ("2-CTA cluster GEMM (gemm_cluster.cuh), same sizes and tiles as tma_gemm: the CTAs of a cluster "
+                  "share the 64-row block of A; each loads 32 rows of it with a TMA multicast to both CTAs (ctaMask "
+                  "0b11) and its own B tile; full[s] expects A + B bytes; every consumer warp arrives on empty[s] in "
+                  "both CTAs (mapa + mbarrier.arrive.release.cluster), so empty[s] counts 8; cluster barriers after "
+                  "the barriers' init and before exit. Expected unsupported: multi-CTA clusters are not modelled "
+                  "yet. ")
+CLUSTER = {
+    "cluster_gemm": ("cluster_gemm", [1, 2, 1], "Correct (then: equivalent). H200: OK, racecheck/synccheck/memcheck "
+                     "clean."),
+    "cluster_tx_not_doubled": ("cluster_gemm_tx_not_doubled", [1, 2, 1],
+                               "Bug: expect_tx counts the half of A this CTA loads plus B, not the peer's multicast "
+                               "half, so the tx-count runs 4096 bytes short of what lands each fill (then: race). "
+                               "H200: hangs (killed after 20 s): the surplus bytes drive the tx-count of the next "
+                               "phase negative, which never returns to 0."),
+    "cluster_diff_coords": ("cluster_gemm", [2, 1, 1],
+                            "Launch bug: the kernel is launched with clusters (2, 1, 1), so the two CTAs of a "
+                            "cluster have different 64-row blocks of A, and each receives half of its A tile from "
+                            "the other's rows (then: not_equivalent). H200: WRONG, 8170 of 16384 elements differ; "
+                            "the sanitizers report nothing."),
+    "cluster_local_count": ("cluster_gemm_local_count", [1, 2, 1],
+                            "Bug: empty[s] is initialized with 4 (the local consumer warps) while 8 arrivals come "
+                            "(the peer's 4 remote ones too): each fill completes two phases of empty[s], so the "
+                            "producer may refill a stage the peer still reads, and the parity waits lose track "
+                            "(then: race). H200: hangs (killed after 20 s)."),
+}
+
 
 
 def compact_json(obj):
@@ -96,14 +127,21 @@ def compact_json(obj):
     return re.sub(r"\[\s*([^\[\]{}]*?)\s*\]", lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
-def write(stem, expect_override=None, extra_desc=""):
-    kernel, grid, expect, desc = VARIANTS[stem]
-    if expect_override:
-        expect = expect_override
+def write(stem):
+    cluster = stem in CLUSTER
+    if cluster:
+        kernel, cluster_dims, desc = CLUSTER[stem]
+        grid, expect = [2, 2, 1], "unsupported"
+        desc = CLUSTER_COMMON + desc
+    else:
+        kernel, grid, expect, desc = VARIANTS[stem]
+        desc = COMMON.format(kernel=kernel) + desc
     store = "store" in kernel
-    params = list(TENSORS) + ([C_MAP] if store else [])
+    params = [dict(p) for p in TENSORS] + ([C_MAP] if store else [])
+    if cluster:
+        params[6] = {"name": "a_map", "tensor_map": {"tensor": "A", "box": [64, 32], "swizzle": "128B"}}
     spec = {
-        "description": COMMON.format(kernel=kernel) + desc + extra_desc,
+        "description": desc,
         "ref": {"ptx": "ref_gemm.ptx", "kernel": "gemm_ref", "block": [16, 16, 1], "grid": [N // 16, M // 16, 1],
                 "args": ["A", "B", "C", "M", "N", "K"]},
         "opt": {"ptx": kernel + ".ptx", "kernel": kernel, "block": [160, 1, 1], "grid": grid,
@@ -112,6 +150,8 @@ def write(stem, expect_override=None, extra_desc=""):
         "ctas": "all",
         "params": params,
     }
+    if cluster:
+        spec["cluster"] = cluster_dims
     if expect:
         spec["expect"] = expect
     with open(os.path.join(HERE, stem + ".json"), "w") as f:
@@ -119,5 +159,5 @@ def write(stem, expect_override=None, extra_desc=""):
 
 
 if __name__ == "__main__":
-    for stem in VARIANTS:
+    for stem in list(VARIANTS) + list(CLUSTER):
         write(stem)

@@ -36,6 +36,7 @@ struct Variant {
   StoreFn store;     // C by TMA store
   int extra_grid_x;  // the stray-CTA launch: one 64-row block more than M has
   const char* what;
+  int cluster_x = 1, cluster_y = 1;  // a cluster launch (gemm_cluster.cuh): A's box is then 32 rows
 };
 
 const Variant kVariants[] = {
@@ -51,6 +52,13 @@ const Variant kVariants[] = {
     {"tma_gemm_store_rev", nullptr, tma_gemm_store_rev, 0, "correct: TMA store, tiles of M walked from the end"},
     {"stray_cta_store", nullptr, tma_gemm_store_rev, 1,
      "tiles from the end, grid.x = M/64 + 1: the last CTA column loads and TMA-stores at row -64"},
+    {"cluster_gemm", cluster_gemm, nullptr, 0, "correct: 2-CTA clusters (1,2,1) sharing A by TMA multicast", 1, 2},
+    {"cluster_tx_not_doubled", cluster_gemm_tx_not_doubled, nullptr, 0,
+     "expect_tx counts this CTA's half of A only, not the half the peer multicasts", 1, 2},
+    {"cluster_diff_coords", cluster_gemm, nullptr, 0,
+     "the cluster kernel launched with clusters (2,1,1): the two CTAs have different A tiles", 2, 1},
+    {"cluster_local_count", cluster_gemm_local_count, nullptr, 0,
+     "empty[s] counts the local warps' 4 arrivals while both CTAs' 8 arrive", 1, 2},
 };
 
 #define CHECK_SETUP(x)                                                                          \
@@ -109,17 +117,33 @@ int run(const Variant& v) {
   CHECK_SETUP(cudaMemset(dC, 0xff, got.size() * sizeof(float)));  // NaN everywhere
 
   CUtensorMap amap, bmap, cmap;
-  if (!encode_2d(&amap, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dA, M, K, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B) ||
+  const bool cluster = v.cluster_x * v.cluster_y > 1;
+  if (!encode_2d(&amap, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dA, M, K, 64, cluster ? 32 : 64,
+                 CU_TENSOR_MAP_SWIZZLE_128B) ||
       !encode_2d(&bmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, dB, N, K, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B) ||
       !encode_2d(&cmap, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, dC, M, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_NONE))
     return 3;
 
-  const dim3 grid(M / 64 + v.extra_grid_x, N / 64), block(hopper_gemm::kThreads);
-  if (v.gemm)
+  const dim3 grid(M / 64 + v.extra_grid_x, N / 64), block(hopper_gemm::kThreads);  // 2 x 2 tiles
+  cudaError_t e = cudaSuccess;
+  if (cluster) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = v.cluster_x;
+    attr[0].val.clusterDim.y = v.cluster_y;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, v.gemm, amap, bmap, dC, M, N, K);
+  } else if (v.gemm) {
     v.gemm<<<grid, block>>>(amap, bmap, dC, M, N, K);
-  else
+  } else {
     v.store<<<grid, block>>>(amap, bmap, cmap, M, N, K);
-  cudaError_t e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
     std::printf("%s: ERROR %s: %s\n", name, cudaGetErrorName(e), cudaGetErrorString(e));

@@ -17,7 +17,8 @@ ARCH="-gencode=arch=compute_90a,code=sm_90a"
 
 ptx() {
   local names=(tma_gemm tma_gemm_store tma_gemm_phase_no_mod2 tma_gemm_consumer_no_release tma_gemm_tx_too_small
-               tma_gemm_no_full_wait tma_gemm_store_no_proxy_fence tma_gemm_store_rev)
+               tma_gemm_no_full_wait tma_gemm_store_no_proxy_fence tma_gemm_store_rev
+               cluster_gemm cluster_gemm_tx_not_doubled cluster_gemm_local_count)
   for i in "${!names[@]}"; do
     "$NVCC" $ARCH -ptx -lineinfo -DONE_VARIANT="$i" gemm_sm90.cu -o "${names[$i]}.ptx" || exit 1
   done
@@ -36,7 +37,7 @@ BIN=${BIN:-/tmp/run_h100}
 {
   echo "# examples/hopper: every variant on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
   echo "# $("$NVCC" --version | tail -1); $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "# M = N = 128, K = 384, grid 2 x 2 of 64 x 64 tiles (stray_cta: 3 x 2), 160 threads a CTA"
+  echo "# M = N = 128, K = 384, grid 2 x 2 of 64 x 64 tiles (stray_cta*: 3 x 2), 160 threads a CTA; cluster_*: 2-CTA clusters"
   echo
   echo "## plain runs (timeout 20 s each)"
   hung=" "
