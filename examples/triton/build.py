@@ -5,6 +5,11 @@ and completes each spec with its nvcc reference (refs.cu -> refs.ptx) and the
 verdict expected.
 
     python3 examples/triton/build.py            # from the repository root
+    python3 examples/triton/build.py matmul_tma # only the kernels named
+
+CORPUS_SM90 (the matmuls at tile shapes where Triton emits wgmma, and TMA
+through host-side tensor descriptors) is built for sm_90 only, with its
+expected verdict; the rest of sm90/ is a listing of what Triton emits there.
 
 The PTX is checked in as Triton wrote it; only this script writes it.
 """
