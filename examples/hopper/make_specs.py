@@ -150,8 +150,8 @@ def write(stem):
         "ctas": "all",
         "params": params,
     }
-    if cluster:
-        spec["cluster"] = cluster_dims
+    if cluster:  # the variant's launch only: the reference is no cluster kernel
+        spec["opt"]["cluster"] = cluster_dims
     if expect:
         spec["expect"] = expect
     with open(os.path.join(HERE, stem + ".json"), "w") as f:
