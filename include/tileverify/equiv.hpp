@@ -51,6 +51,7 @@ struct KernelSpec {
   // from "params". Without it the kernel takes "params" in order.
   std::optional<std::vector<KernelArg>> args{};
   std::string entry{};  // "ref", "opt" or "kernel": the spec key, for messages
+  std::optional<Dim3> cluster{};  // "cluster": this kernel's own cluster shape (else the spec's)
 };
 
 struct ParamSpec {
@@ -66,12 +67,21 @@ struct ParamSpec {
   TensorInit init = TensorInit::Default;
   Rational init_value{};
   int init_inf = 0;
+  // A CUtensorMap parameter ("tensor_map"): a map over the tensor entry
+  // map_tensor of "params" (one memory with it; dtype is that tensor's).
+  // tensor is false; shape, role, value and init are unused.
+  bool tensor_map = false;
+  std::string map_tensor{};
+  TensorMap map{};
 };
 
 struct Spec {
   std::optional<KernelSpec> ref, opt;  // `tileverify check` uses ref alone
   Dim3 grid;
   Dim3 cta{0, 0, 0};  // which CTA to verify
+  // "cluster": the cluster shape of a cluster launch (Launch::cluster); each
+  // dimension divides the grid's, 8 CTAs at most (the portable size).
+  Dim3 cluster;
   // "ctas": "all": run every CTA of each kernel's grid into one global memory
   // and compare the whole outputs (conflicts between CTAs are races).
   bool all_ctas = false;

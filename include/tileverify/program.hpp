@@ -192,6 +192,8 @@ struct ParamDecl {
   std::string name;
   DType dtype = DType::U64;
   bool pointer = false;
+  // .param .b8 name[N]: a by-value array of N bytes (a CUtensorMap is 128); 0: a scalar or pointer.
+  std::uint32_t array_bytes = 0;
 };
 
 struct Operand {

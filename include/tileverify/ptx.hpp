@@ -132,6 +132,7 @@ struct Param {
   std::string type;
   std::string name;
   bool pointer_hint = false;  // .ptr attribute, or a 64-bit integer parameter
+  std::uint64_t array_bytes = 0;  // .b8 p[N] (type ".struct"): N times the element size; 0: no array
   SourceLoc loc;
 };
 

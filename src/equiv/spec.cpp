@@ -12,6 +12,7 @@
 
 #include "../util/demangle.hpp"
 #include "kernel_names.hpp"
+#include "tensor_map.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -562,6 +563,46 @@ Dim3 dim3_of(const json& j, const std::string& name, DimKind kind) {
   return d;
 }
 
+// A cluster launch (CUDA C++ Programming Guide, "Thread Block Clusters"):
+// the grid is a whole number of clusters in each dimension, and 8 CTAs is
+// the portable cluster size; more (16 on an H100) needs the kernel's
+// cudaFuncAttributeNonPortableClusterSizeAllowed opt-in, which a spec cannot
+// express, so it is refused.
+constexpr std::uint64_t kPortableClusterSize = 8;
+
+Dim3 cluster_of(const json& j, const std::string& name) {
+  const std::string rule = "a cluster is 1 to 3 positive integers (missing ones are 1), at most 8 CTAs in all, "
+                           "like [2, 1, 1]";
+  if (!j.is_array() || j.empty() || j.size() > 3) fail(field(name) + " is " + shown(j) + ": " + rule);
+  std::uint32_t v[3] = {1, 1, 1};
+  static const char* axis[3] = {"x", "y", "z"};
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    std::uint64_t u = 0;
+    std::string why = not_uint(j[i], &u);
+    if (why.empty() && u == 0) why = "zero";
+    if (why.empty() && u > kPortableClusterSize) why = "more than 8";
+    if (!why.empty()) fail(field(name) + " " + shown(j) + ": " + axis[i] + " is " + shown(j[i]) + ", " + why + "; " + rule);
+    v[i] = std::uint32_t(u);
+  }
+  Dim3 c{v[0], v[1], v[2]};
+  if (c.count() > kPortableClusterSize)
+    fail(field(name) + " " + shown(j) + " has " + std::to_string(c.count()) + " CTAs: 8 is the portable cluster size "
+         "(CUDA C++ Programming Guide, \"Thread Block Clusters\"); a larger cluster needs the kernel's non-portable "
+         "opt-in (cudaFuncAttributeNonPortableClusterSizeAllowed), which a spec does not model");
+  return c;
+}
+
+void cluster_fits(const Dim3& cluster, const std::string& cluster_name, const Dim3& grid, const std::string& grid_name) {
+  static const char* axis[3] = {"x", "y", "z"};
+  const std::uint32_t c[3] = {cluster.x, cluster.y, cluster.z}, g[3] = {grid.x, grid.y, grid.z};
+  for (int i = 0; i < 3; ++i)
+    if (g[i] % c[i] != 0)
+      fail(field(cluster_name) + " " + dim3_text(cluster) + " does not divide " + field(grid_name) + " " +
+           dim3_text(grid) + ": " + axis[i] + " " + std::to_string(g[i]) + " is not a multiple of " +
+           std::to_string(c[i]) + "; a cluster launch's grid is a whole number of clusters in each dimension (CUDA "
+           "C++ Programming Guide, \"Thread Block Clusters\")");
+}
+
 void cta_inside(const Dim3& cta, const Dim3& grid, const std::string& grid_name) {
   if (cta.x >= grid.x || cta.y >= grid.y || cta.z >= grid.z)
     fail("\"cta\" " + dim3_text(cta) + " lies outside " + field(grid_name) + " " + dim3_text(grid) +
@@ -701,7 +742,8 @@ struct PtxRef {
 KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& base, std::vector<PtxRef>* refs) {
   if (!j.is_object())
     fail(field(what) + " is " + shown(j) + ": it must be an object with \"ptx\", \"kernel\" and \"block\"");
-  only_keys(j, field(what), {"ptx", "kernel", "block", "grid", "dynamic_shared", "symbols", "args", "description"});
+  only_keys(j, field(what),
+            {"ptx", "kernel", "block", "grid", "cluster", "dynamic_shared", "symbols", "args", "description"});
   // "block" may be left to the PTX's .reqntid: that is checked at launch
   // (launch_for), when the PTX has been read.
   for (const char* key : {"ptx", "kernel"})
@@ -719,6 +761,7 @@ KernelSpec kernel_of(const json& j, const std::string& what, const fs::path& bas
     k.dynamic_shared = uint_in(j["dynamic_shared"], what + ".dynamic_shared", 0, kDynamicSharedMax,
                                "bytes of extern .shared memory");
   if (j.contains("grid")) k.grid = dim3_of(j["grid"], what + ".grid", DimKind::Grid);
+  if (j.contains("cluster")) k.cluster = cluster_of(j["cluster"], what + ".cluster");
   if (j.contains("symbols")) {
     const json& m = j["symbols"];
     if (!m.is_object())
@@ -800,15 +843,158 @@ void init_of(const json& v, const std::string& named, ParamSpec* ps) {
   }
 }
 
+// ------------------------------------------------------------ tensor maps
+
+// A list of 1 to 5 non-negative integers (a tensor map's dims, strides, box,
+// element strides), each at most `most`; the ranges cuTensorMapEncodeTiled
+// sets are checked with the other rules of the map (tensor_map.cpp), once
+// the tensor's dtype and shape are known.
+std::vector<std::uint64_t> map_list(const json& v, const std::string& name, std::uint64_t most, const std::string& rule,
+                                    bool may_be_empty = false) {
+  const std::string like = "a list of 1 to 5 integers, innermost dimension first";
+  if (!v.is_array() || (v.empty() && !may_be_empty) || v.size() > internal::kTensorMapMaxRank)
+    fail(field(name) + " is " + shown(v) + ": it must be " + (may_be_empty ? "a list of 0 to 4 integers" : like) +
+         " (a tensor map has 1 to 5 dimensions, cuTensorMapEncodeTiled)");
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint64_t u = 0;
+    std::string why = not_uint(v[i], &u);
+    if (why.empty() && u > most) why = "too large";
+    if (!why.empty())
+      fail(field(name + "[" + std::to_string(i) + "]") + " is " + shown(v[i]) + ", " + why + ": " + rule +
+           " (cuTensorMapEncodeTiled)");
+    out.push_back(u);
+  }
+  return out;
+}
+
+// One of a mode's names ("none", "32B", ...), by the enum's order.
+template <class E>
+E mode_of(const json& v, const std::string& name, std::initializer_list<const char*> names, const std::string& what) {
+  std::string list;
+  for (const char* n : names) list += std::string(list.empty() ? "" : ", ") + "\"" + n + "\"";
+  if (v.is_string()) {
+    std::size_t i = 0;
+    for (const char* n : names) {
+      if (v.get<std::string>() == n) return E(i);
+      ++i;
+    }
+  }
+  fail(field(name) + " is " + shown(v) + ": " + what + " is one of " + list + " (cuTensorMapEncodeTiled)");
+}
+
+// "tensor_map": {"tensor": "A", "box": [64, 64], ...}: what the host passes
+// to cuTensorMapEncodeTiled. The tensor's dtype and the defaults that depend
+// on its shape are filled in, and the map checked, in resolve_maps.
+void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps) {
+  if (!j.is_object())
+    fail(field(where) + " is " + shown(j) + ": it must be an object like {\"tensor\": \"A\", \"box\": [64, 64]} "
+         "(the arguments of cuTensorMapEncodeTiled)");
+  only_keys(j, field(where), {"tensor", "box", "dims", "strides", "element_strides", "interleave", "swizzle",
+                              "l2_promotion", "oob_fill", "description"});
+  for (const char* key : {"tensor", "box"})
+    if (!j.contains(key))
+      fail(field(where) + " needs \"" + key + "\" (" +
+           (std::string(key) == "tensor" ? "the tensor of \"params\" it views" : "the box one TMA copy moves, innermost first") +
+           ")");
+  ps->tensor = false;
+  ps->tensor_map = true;
+  ps->map_tensor = text_of(j["tensor"], where + ".tensor", "a tensor of \"params\" (the memory the map views)");
+  TensorMap& m = ps->map;
+  for (std::uint64_t b : map_list(j["box"], where + ".box", 0xffffffffu, "a box dimension must be from 1 to 256"))
+    m.box.push_back(std::uint32_t(b));
+  if (j.contains("dims"))
+    m.dims = map_list(j["dims"], where + ".dims", UINT64_MAX, "a global dimension must be from 1 to 2^32");
+  if (j.contains("strides"))
+    m.strides = map_list(j["strides"], where + ".strides", UINT64_MAX,
+                         "a global stride must be a multiple of 16 bytes, below 2^40", true);
+  if (j.contains("element_strides"))
+    for (std::uint64_t e : map_list(j["element_strides"], where + ".element_strides", 0xffffffffu,
+                                    "an element stride must be from 1 to 8"))
+      m.element_strides.push_back(std::uint32_t(e));
+  if (j.contains("interleave"))
+    m.interleave = mode_of<TmaInterleave>(j["interleave"], where + ".interleave", {"none", "16B", "32B"},
+                                          "the interleaved layout");
+  if (j.contains("swizzle"))
+    m.swizzle = mode_of<TmaSwizzle>(j["swizzle"], where + ".swizzle", {"none", "32B", "64B", "128B"},
+                                    "the shared-memory swizzle");
+  if (j.contains("l2_promotion"))
+    m.l2_promotion = mode_of<TmaL2Promotion>(j["l2_promotion"], where + ".l2_promotion",
+                                             {"none", "64B", "128B", "256B"}, "the L2 promotion");
+  if (j.contains("oob_fill"))
+    m.oob_fill = mode_of<TmaOobFill>(j["oob_fill"], where + ".oob_fill", {"zero", "nan"},
+                                     "what out-of-bound elements read as (\"nan\": NAN_REQUEST_ZERO_FMA)");
+  if (j.contains("description")) text_of(j["description"], where + ".description", "what the map is for", true);
+}
+
+// Every map's tensor: a tensor entry of "params", whose dtype the map takes;
+// the defaults (dims: the shape reversed, strides: packed, element strides:
+// 1); then cuTensorMapEncodeTiled's rules, each error naming the field.
+void resolve_maps(Spec& s) {
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    ParamSpec& p = s.params[i];
+    if (!p.tensor_map) continue;
+    const std::string where = "params[" + std::to_string(i) + "].tensor_map";
+    const ParamSpec* t = nullptr;
+    for (const ParamSpec& q : s.params)
+      if (q.name == p.map_tensor) t = &q;
+    if (!t || !t->tensor) {
+      std::string tensors, nearest;
+      std::size_t best = 3;
+      for (const ParamSpec& q : s.params) {
+        if (!q.tensor) continue;
+        tensors += (tensors.empty() ? "" : ", ") + q.name;
+        if (edit_distance(q.name, p.map_tensor) < best) {
+          best = edit_distance(q.name, p.map_tensor);
+          nearest = q.name;
+        }
+      }
+      fail(field(where + ".tensor") + " is " + json_quoted(p.map_tensor) + ": " +
+           (t ? "that entry of \"params\" is a " + std::string(t->tensor_map ? "tensor map" : "scalar") + ", not a tensor"
+              : "no tensor of \"params\" has that name") +
+           (nearest.empty() || t ? "" : " (did you mean \"" + nearest + "\"?)") + "; a map views a tensor entry (" +
+           (tensors.empty() ? std::string("\"params\" has none") : "they are " + tensors) + ")");
+    }
+    p.dtype = t->dtype;
+    TensorMap& m = p.map;
+    if (m.dims.empty()) m.dims.assign(t->shape.rbegin(), t->shape.rend());
+    if (m.dims.size() > internal::kTensorMapMaxRank)
+      fail(field(where) + ": '" + t->name + "' has " + std::to_string(t->shape.size()) + " dimensions and the map has "
+           "no \"dims\": a tensor map has 1 to 5 dimensions; give \"dims\" (innermost first) to view it with fewer "
+           "(cuTensorMapEncodeTiled)");
+    const bool packed = m.strides.empty();
+    if (packed && m.dims.size() > 1) m.strides = internal::packed_strides(m.dims, dtype_bytes(t->dtype));
+    if (m.element_strides.empty()) m.element_strides.assign(m.dims.size(), 1);
+    TensorArg ta{t->name, t->dtype, t->shape, t->role};
+    if (auto problem = internal::tensor_map_problem(m, ta))
+      fail(field(where + "." + problem->field) + " " + problem->message +
+           (packed && problem->field.rfind("strides", 0) == 0
+                ? " (\"strides\" not given: the packed strides of dims " + internal::list_text(m.dims) + ")"
+                : ""));
+  }
+}
+
 ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
   std::string where = "params[" + std::to_string(i) + "]";
   if (!p.is_object()) fail(field(where) + " is " + shown(p) + ": each parameter is an object with \"name\" and \"dtype\"");
-  only_keys(p, field(where), {"name", "dtype", "shape", "role", "value", "symbolic", "init", "description"});
-  if (!p.contains("name") || !p.contains("dtype")) fail(field(where) + " needs \"name\" and \"dtype\"");
+  if (p.contains("tensor_map")) {
+    // A map takes its element type and default shape from its tensor.
+    only_keys(p, field(where), {"name", "tensor_map", "description"});
+    if (!p.contains("name")) fail(field(where) + " needs \"name\"");
+  } else {
+    only_keys(p, field(where),
+              {"name", "dtype", "shape", "role", "value", "symbolic", "init", "tensor_map", "description"});
+    if (!p.contains("name") || !p.contains("dtype"))
+      fail(field(where) + " needs \"name\" and \"dtype\" (or \"tensor_map\" for a CUtensorMap parameter)");
+  }
   ParamSpec ps;
   ps.name = text_of(p["name"], where + ".name", "the parameter");
   if (!names->insert(ps.name).second)
     fail(field(where + ".name") + " " + json_quoted(ps.name) + " is already the name of another parameter");
+  if (p.contains("tensor_map")) {
+    tensor_map_of(p["tensor_map"], where + ".tensor_map", &ps);
+    return ps;
+  }
   ps.dtype = dtype_of(p["dtype"], where + ".dtype");
   std::string named = where + " ('" + ps.name + "')";
   if (p.contains("symbolic")) {
@@ -851,9 +1037,23 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
 
 // The tensors of "params" kernel k takes: those its "args" name, or without
 // "args" every tensor of "params" that is not bound to a module variable.
+bool bound_to_symbol(const KernelSpec& k, const std::string& tensor) {
+  return std::any_of(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == tensor; });
+}
+
+// A tensor map taken is its tensor taken (one memory: outputs are compared
+// by tensor name, so a kernel that writes C only through a TMA store map
+// over C takes C).
 std::set<std::string> tensors_taken(const Spec& s, const KernelSpec& k) {
   std::set<std::string> out;
   for (const ParamSpec& p : s.params) {
+    if (p.tensor_map) {
+      if (!k.args || std::any_of(k.args->begin(), k.args->end(), [&](const KernelArg& a) {
+            return a.kind == KernelArg::Kind::Param && a.text == p.name;
+          }))
+        out.insert(p.map_tensor);
+      continue;
+    }
     if (!p.tensor) continue;
     bool bound = std::any_of(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == p.name; });
     bool named = k.args && std::any_of(k.args->begin(), k.args->end(), [&](const KernelArg& a) {
@@ -920,7 +1120,8 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("is empty (a spec is a JSON object)");
   json j = parse_json(text);
   if (!j.is_object()) fail("the spec is " + shown(j) + ", " + what_kind(j) + ": it must be a JSON object, {...}");
-  only_keys(j, "the spec", {"kernel", "ref", "opt", "grid", "cta", "ctas", "params", "expect", "description", "strict"});
+  only_keys(j, "the spec",
+            {"kernel", "ref", "opt", "grid", "cluster", "cta", "ctas", "params", "expect", "description", "strict"});
   Spec s;
   s.path = path;
   fs::path base = fs::path(path).parent_path();
@@ -939,6 +1140,15 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
     if (!j["ctas"].is_string() || j["ctas"].get<std::string>() != "all")
       fail("\"ctas\" is " + shown(j["ctas"]) + ": it can only be \"all\" (or leave it out and name one CTA with \"cta\")");
     s.all_ctas = true;
+  }
+  if (j.contains("cluster")) s.cluster = cluster_of(j["cluster"], "cluster");
+  // Each kernel's cluster (its own, else the spec's) divides its grid (its
+  // own, else the spec's).
+  for (const auto& [k, name] : {std::pair<const std::optional<KernelSpec>*, const char*>{&s.ref, "ref"}, {&s.opt, "opt"}}) {
+    if (!*k) continue;
+    const std::string entry = j.contains("kernel") ? "kernel" : name;
+    cluster_fits((*k)->cluster ? *(*k)->cluster : s.cluster, (*k)->cluster ? entry + ".cluster" : "cluster",
+                 (*k)->grid ? *(*k)->grid : s.grid, (*k)->grid ? entry + ".grid" : "grid");
   }
   cta_inside(s.cta, s.grid, "grid");
   // One CTA is run of each kernel: it must exist in a kernel's own grid too.
@@ -961,6 +1171,13 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
       if (p->role != Role::In) fail("symbols: the tensor '" + tensor + "' that gives '" + var + "' must have role \"in\"");
     }
   }
+  resolve_maps(s);
+  for (const std::optional<KernelSpec>* k : {&s.ref, &s.opt})
+    if (*k)
+      for (const ParamSpec& p : s.params)
+        if (p.tensor_map && bound_to_symbol(**k, p.map_tensor))
+          fail("symbols: '" + p.map_tensor + "' gives a module variable and is viewed by the tensor map '" + p.name +
+               "': a module variable is memory of its own, which a tensor map cannot view");
   check_args(s);
   if (j.contains("expect")) {
     // The verdicts of the report (outcome_name): a misspelt expectation
@@ -1023,12 +1240,16 @@ SpecResult parse_spec(const std::string& text, const std::string& path) { return
 namespace {
 
 std::string ptx_type(DType t) { return std::string(".") + dtype_name(t); }
+// ".u64", or ".b8[128]" for a by-value array (a CUtensorMap).
+std::string ptx_type(const ParamDecl& d) {
+  return d.array_bytes ? ".b8[" + std::to_string(d.array_bytes) + "]" : ptx_type(d.dtype);
+}
 
 // "x_ptr (.u64), n (.u32)": a kernel's PTX parameters, for messages.
 std::string ptx_params(const Program& p) {
   if (p.params.empty()) return "none";
   std::string out;
-  for (const ParamDecl& d : p.params) out += (out.empty() ? "" : ", ") + d.name + " (" + ptx_type(d.dtype) + ")";
+  for (const ParamDecl& d : p.params) out += (out.empty() ? "" : ", ") + d.name + " (" + ptx_type(d) + ")";
   return out;
 }
 
@@ -1072,20 +1293,48 @@ TensorArg tensor_of(const ParamSpec& p) {
   return t;
 }
 
-LaunchArg arg_of(const ParamSpec& p) {
-  if (p.tensor) return LaunchArg::of_tensor(tensor_of(p));
-  if (p.symbolic) return LaunchArg::of_symbol(p.name, p.dtype);
-  return LaunchArg::of_scalar(p.value);
-}
-
 const ParamSpec* param_named(const Spec& s, const std::string& name) {
   for (const ParamSpec& p : s.params)
     if (p.name == name) return &p;
   return nullptr;
 }
 
-bool bound_to_symbol(const KernelSpec& k, const std::string& tensor) {
-  return std::any_of(k.symbols.begin(), k.symbols.end(), [&](const auto& kv) { return kv.second == tensor; });
+// A tensor map's argument carries its tensor (spec_of checked that it is
+// one), so that the evaluator makes one memory of the tensor and its maps.
+LaunchArg arg_of(const Spec& s, const ParamSpec& p) {
+  if (p.tensor_map) {
+    const ParamSpec* t = param_named(s, p.map_tensor);
+    return LaunchArg::of_tensor_map(t ? tensor_of(*t) : TensorArg{p.map_tensor, p.dtype, {}}, p.map);
+  }
+  if (p.tensor) return LaunchArg::of_tensor(tensor_of(p));
+  if (p.symbolic) return LaunchArg::of_symbol(p.name, p.dtype);
+  return LaunchArg::of_scalar(p.value);
+}
+
+bool viewed_by_map(const Spec& s, const std::string& tensor) {
+  return std::any_of(s.params.begin(), s.params.end(), [&](const ParamSpec& p) {
+    return p.tensor_map && p.map_tensor == tensor;
+  });
+}
+
+// A CUtensorMap is passed by value, as the 128-byte array nvcc and Triton
+// declare (.param .align 64 .b8 name[128]; nvcc aligns it to 128): a map
+// given for any other parameter, or anything else for such an array, would
+// make the kernel read a descriptor from a pointer or a pointer from a
+// descriptor.
+constexpr std::uint64_t kTensorMapBytes = 128;
+bool map_param(const ParamDecl& d) { return d.array_bytes == kTensorMapBytes; }
+
+void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl& d) {
+  if (q.tensor_map && !map_param(d))
+    fail(at + " is the tensor map '" + q.name + "', a CUtensorMap passed by value, but the parameter is " +
+         (d.array_bytes ? "an array of " + std::to_string(d.array_bytes) + " bytes"
+                        : std::string(d.pointer ? "a pointer" : "a scalar")) +
+         ": a tensor map parameter is .param .b8 " + d.name + "[128] (const __grid_constant__ CUtensorMap)");
+  if (!q.tensor_map && map_param(d))
+    fail(at + " is the " + (q.tensor ? "tensor '" + q.name + "', a pointer," : "scalar '" + q.name + "',") +
+         " but the parameter is a 128-byte array, a CUtensorMap passed by value (const __grid_constant__ "
+         "CUtensorMap): give a \"tensor_map\" entry of \"params\" for it");
 }
 
 // The launch without the PTX's checks: block, grid, CTA and the bindings;
@@ -1095,23 +1344,40 @@ Launch plain_launch(const Spec& s, const KernelSpec& k) {
   l.block = k.block;
   l.grid = k.grid ? *k.grid : s.grid;
   l.cta = s.cta;
+  l.cluster = k.cluster ? *k.cluster : s.cluster;
   for (const auto& binding : k.symbols) {
     const ParamSpec* q = param_named(s, binding.second);
     if (q && q->tensor) l.symbols[binding.first] = tensor_of(*q);
   }
+  // A tensor a map views is passed through the map: in "params" order it is
+  // no argument of its own ("args" can give it as a pointer too).
   if (!k.args)
     for (const ParamSpec& q : s.params)
-      if (!(q.tensor && bound_to_symbol(k, q.name))) l.args.push_back(arg_of(q));
+      if (!(q.tensor && (bound_to_symbol(k, q.name) || viewed_by_map(s, q.name)))) l.args.push_back(arg_of(s, q));
   return l;
 }
 
 void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
   const std::string what = entry_of(k);
   if (!k.args) {
+    std::string viewed;
+    for (const ParamSpec& q : s.params)
+      if (q.tensor && viewed_by_map(s, q.name) && !bound_to_symbol(k, q.name))
+        viewed += (viewed.empty() ? "" : ", ") + q.name;
     if (l.args.size() != p.params.size())
       fail(field("params") + " gives " + std::to_string(l.args.size()) + " arguments but '" + p.name + "' has " +
            std::to_string(p.params.size()) + " PTX parameters: " + ptx_params(p) +
-           "; a kernel whose parameters are not \"params\" in order takes its own list, \"args\" in " + field(what));
+           "; a kernel whose parameters are not \"params\" in order takes its own list, \"args\" in " + field(what) +
+           (viewed.empty() ? "" : " (" + viewed + ": a tensor a \"tensor_map\" views is passed through its map, "
+                                  "not as an argument of its own, unless \"args\" names it)"));
+    std::size_t i = 0;
+    for (const ParamSpec& q : s.params)
+      if (!(q.tensor && (bound_to_symbol(k, q.name) || viewed_by_map(s, q.name)))) {
+        const ParamDecl& d = p.params[i++];
+        check_map_param(field("params") + " entry '" + q.name + "' (the PTX parameter " + d.name + ", " +
+                            ptx_type(d) + ")",
+                        q, d);
+      }
     return;
   }
   const std::vector<KernelArg>& args = *k.args;
@@ -1123,7 +1389,11 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
     const ParamDecl& d = p.params[i];
     const std::size_t bits = dtype_bytes(d.dtype) * 8;
     const std::string at = field(what + ".args[" + std::to_string(i) + "]") + " (the PTX parameter " + d.name + ", " +
-                           ptx_type(d.dtype) + ")";
+                           ptx_type(d) + ")";
+    if (map_param(d) && a.kind != KernelArg::Kind::Param)
+      fail(at + " is " + (a.kind == KernelArg::Kind::Null ? std::string("null") : "the number " + a.text) +
+           ", but the parameter is a 128-byte array, a CUtensorMap passed by value (const __grid_constant__ "
+           "CUtensorMap): name a \"tensor_map\" entry of \"params\" for it");
     switch (a.kind) {
       case KernelArg::Kind::Null:
         if (bits != 64) fail(at + " is null, a pointer, but the parameter has " + std::to_string(bits) + " bits, not 64");
@@ -1144,6 +1414,11 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
       case KernelArg::Kind::Param: {
         const ParamSpec* q = param_named(s, a.text);
         if (!q) fail(at + " names '" + a.text + "', which is not in \"params\"");  // check_args refused it already
+        check_map_param(at, *q, d);
+        if (q->tensor_map) {
+          l.args.push_back(arg_of(s, *q));
+          break;
+        }
         if (q->tensor && bits != 64)
           fail(at + " is the tensor '" + q->name + "', a pointer, but the parameter has " + std::to_string(bits) +
                " bits, not 64");
@@ -1151,7 +1426,7 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
           fail(at + " is the scalar '" + q->name + "' (" + dtype_name(q->dtype) + ", " +
                std::to_string(dtype_bytes(q->dtype) * 8) + " bits), but the parameter has " + std::to_string(bits) +
                " bits: give a scalar of its width, or a number");
-        l.args.push_back(arg_of(*q));
+        l.args.push_back(arg_of(s, *q));
         break;
       }
     }

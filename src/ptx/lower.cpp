@@ -150,9 +150,13 @@ class Lowering final : public KernelLowering {
     for (const Param& prm : k_.params) {
       ParamDecl d;
       d.name = prm.name;
-      if (prm.type == ".struct") fail(prm.loc, "by-value struct parameters are not supported ('" + prm.name + "')");
-      if (!parse_dtype(prm.type, &d.dtype)) unknown_type(prm.loc, "parameter", prm.type);
+      // A 128-byte array is a CUtensorMap passed by value (const __grid_constant__
+      // CUtensorMap): its launch argument is a tensor map (the spec checks that).
+      if (prm.type == ".struct" && prm.array_bytes != 128)
+        fail(prm.loc, "by-value struct parameters are not supported ('" + prm.name + "')");
+      if (prm.type != ".struct" && !parse_dtype(prm.type, &d.dtype)) unknown_type(prm.loc, "parameter", prm.type);
       d.pointer = prm.pointer_hint;
+      d.array_bytes = std::uint32_t(prm.array_bytes);
       params_[prm.name] = std::uint32_t(p_.params.size());
       p_.params.push_back(d);
     }

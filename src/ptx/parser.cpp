@@ -834,9 +834,15 @@ class Parser {
       }
     }
     p.name = str(ident("a parameter name"));
-    if (accept('[')) {  // .param .align 8 .b8 p[16]: a by-value struct
-      count("an array size");
+    if (accept('[')) {  // .param .align 8 .b8 p[16]: a by-value struct (a CUtensorMap is .b8 p[128])
+      const std::uint64_t n = count("an array size");
       expect(']', "after an array size");
+      // The element's bits are the type's digits (.b8, .u32, .f64); the
+      // spec's launch checks a tensor map parameter's size.
+      std::uint64_t bits = 0;
+      for (char c : p.type)
+        if (c >= '0' && c <= '9') bits = bits * 10 + std::uint64_t(c - '0');
+      if (bits % 8 == 0 && bits <= 64 && n <= (std::uint64_t(1) << 32)) p.array_bytes = n * (bits / 8);
       p.type = ".struct";
     }
     if (p.type == ".u64" || p.type == ".b64" || p.type == ".s64") p.pointer_hint = true;

@@ -1,2 +1,345 @@
-// Placeholder: filled in by the work on Hopper kernels (wgmma, mbarrier, tensor maps).
+// Tensor maps and clusters in spec files (docs/cli.md, "Spec files"): a
+// "tensor_map" entry of "params" is checked against cuTensorMapEncodeTiled's
+// requirements (CUDA Driver API, "Tensor Map Object Management") with an
+// error naming the field; it becomes a LaunchArg::of_tensor_map over its
+// tensor where a kernel takes it, and only for a 128-byte .b8 PTX parameter;
+// "cluster" divides the grid and stays within the portable 8 CTAs.
+#include "tileverify/equiv.hpp"
+
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace tileverify;
+
+namespace {
+
+const fs::path kDir = fs::path(TILEVERIFY_TEST_DIR) / "cases" / "tensor_maps";
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+SpecResult inline_spec(const std::string& text) { return parse_spec(text, (kDir / "inline.json").string()); }
+
+Spec loads(const std::string& text) {
+  SpecResult r = inline_spec(text);
+  INFO(text << "\n" << r.error);
+  REQUIRE(r.spec.has_value());
+  return *r.spec;
+}
+
+std::string parse_error(const std::string& text) {
+  SpecResult r = inline_spec(text);
+  INFO(text);
+  REQUIRE_FALSE(r.spec.has_value());
+  CHECK(has(r.error, "inline.json: "));
+  return r.error;
+}
+
+LaunchResult launch(const Spec& s, const KernelSpec& k) {
+  KernelLoad l = load_kernel(k);
+  INFO(l.error);
+  REQUIRE(l.program.has_value());
+  return launch_for(s, k, *l.program);
+}
+
+// map_pointer_int(const __grid_constant__ CUtensorMap a_map, float* c, int m),
+// with an empty body (signatures.ptx).
+const std::string kKernel = R"("kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128]})";
+
+// A spec of scale_rows over an m x 16 f32 matrix A, with `map` the
+// "tensor_map" object, `a` A's entry and `more` further top-level keys.
+std::string spec_with(const std::string& map, const std::string& more = "",
+                      const std::string& a = R"({"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"})") {
+  return "{" + kKernel + R"(, "grid": [2], "params": [)" + a + R"(,
+    {"name": "a_map", "tensor_map": )" + map + R"(},
+    {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+    {"name": "m", "dtype": "s32", "value": 32}])" + more + "}";
+}
+
+// The error of a map, which must name `field` (under params[1].tensor_map).
+std::string map_error(const std::string& map, const std::string& field, const std::string& a = "") {
+  std::string e = a.empty() ? parse_error(spec_with(map)) : parse_error(spec_with(map, "", a));
+  INFO(e);
+  CHECK(has(e, "\"params[1].tensor_map" + field + "\""));
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("tensor_map: a valid map, its defaults and the launch argument it becomes") {
+  Spec s = loads(spec_with(R"({"tensor": "A", "box": [16, 16]})"));
+  const ParamSpec& p = s.params[1];
+  CHECK(p.tensor_map);
+  CHECK_FALSE(p.tensor);
+  CHECK(p.map_tensor == "A");
+  CHECK(p.dtype == DType::F32);
+  // dims: the shape reversed (innermost first); strides: packed, in bytes.
+  CHECK(p.map.dims == std::vector<std::uint64_t>{16, 32});
+  CHECK(p.map.strides == std::vector<std::uint64_t>{64});
+  CHECK(p.map.box == std::vector<std::uint32_t>{16, 16});
+  CHECK(p.map.element_strides == std::vector<std::uint32_t>{1, 1});
+  CHECK(p.map.swizzle == TmaSwizzle::None);
+  CHECK(p.map.oob_fill == TmaOobFill::Zero);
+
+  // In "params" order the map's tensor is no argument of its own: the
+  // kernel takes (a_map, C, m).
+  LaunchResult l = launch(s, *s.ref);
+  INFO(l.error);
+  REQUIRE(l.launch.has_value());
+  REQUIRE(l.launch->args.size() == 3);
+  const LaunchArg& a = l.launch->args[0];
+  CHECK(a.is_tensor_map);
+  CHECK_FALSE(a.is_tensor);
+  CHECK(a.tensor.name == "A");
+  CHECK(a.tensor.shape == std::vector<std::uint64_t>{32, 16});
+  CHECK(a.tensor.role == Role::In);
+  CHECK(a.map.dims == std::vector<std::uint64_t>{16, 32});
+  CHECK(a.map.strides == std::vector<std::uint64_t>{64});
+  CHECK(a.map.box == std::vector<std::uint32_t>{16, 16});
+  CHECK(l.launch->args[1].is_tensor);
+  CHECK(l.launch->args[1].tensor.name == "C");
+  CHECK(l.launch->cluster.count() == 1);
+}
+
+TEST_CASE("tensor_map: every field given") {
+  Spec s = loads(spec_with(R"({"tensor": "A", "box": [8, 4], "dims": [8, 64], "strides": [32],
+      "element_strides": [1, 2], "interleave": "none", "swizzle": "32B", "l2_promotion": "128B", "oob_fill": "nan",
+      "description": "the left half of each row, as 64 rows of 8"})"));
+  const TensorMap& m = s.params[1].map;
+  CHECK(m.dims == std::vector<std::uint64_t>{8, 64});
+  CHECK(m.strides == std::vector<std::uint64_t>{32});
+  CHECK(m.element_strides == std::vector<std::uint32_t>{1, 2});
+  CHECK(m.swizzle == TmaSwizzle::B32);
+  CHECK(m.l2_promotion == TmaL2Promotion::B128);
+  CHECK(m.oob_fill == TmaOobFill::NanRequestZeroFma);
+  // A permuted view of outer dimensions is a valid map: strides need not grow.
+  loads(spec_with(R"({"tensor": "A", "box": [4, 2, 2], "dims": [4, 4, 32], "strides": [64, 16]})",
+                  "", R"({"name": "A", "dtype": "f32", "shape": [32, 4, 4], "role": "in"})"));
+}
+
+TEST_CASE("tensor_map: each rule of cuTensorMapEncodeTiled refused, naming the field") {
+  // The message of the brief, word for word.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [300, 16]})", ".box[0]"),
+            "\"params[1].tensor_map.box[0]\" is 300: a box dimension must be from 1 to 256 (cuTensorMapEncodeTiled)"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 0]})", ".box[1]"), "from 1 to 256"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16]})", ".box"), "one entry per dimension"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "element_strides": [1]})", ".element_strides"),
+            "one entry per dimension"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "dims": [16, 32], "strides": [64, 64]})", ".strides"),
+            "dimensions 1 to rank - 1"));
+  // Rank: 1 to 5.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [4, 1, 1, 1, 1, 1], "dims": [4, 1, 1, 1, 1, 1]})", ".box"),
+            "1 to 5 dimensions"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "dims": []})", ".dims"), "1 to 5 dimensions"));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [4, 1, 1, 1, 1]})", "",
+                                  R"({"name": "A", "dtype": "f32", "shape": [1, 1, 1, 1, 1, 4], "role": "in"})")),
+            "give \"dims\""));
+  // Interleave needs rank 3 or more.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "interleave": "16B"})", ".interleave"),
+            "3 dimensions or more"));
+  // globalDim: 1 to 2^32.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "dims": [0, 32]})", ".dims[0]"), "from 1 to 2^32"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "dims": [4294967297, 1], "strides": [16]})", ".dims[0]"),
+            "from 1 to 2^32"));
+  // globalStrides: multiples of 16, below 2^40; the packed default says so.
+  std::string e = map_error(R"({"tensor": "A", "box": [4, 4]})", ".strides[0]",
+                            R"({"name": "A", "dtype": "f32", "shape": [32, 5], "role": "in"})");
+  CHECK(has(e, "is 20: "));
+  CHECK(has(e, "multiple of 16 bytes"));
+  CHECK(has(e, "\"strides\" not given"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "strides": [1099511627776]})", ".strides[0]"),
+            "below 2^40"));
+  // 32B interleave: strides multiples of 32, and a 32B swizzle.
+  const std::string a3 = R"({"name": "A", "dtype": "f16", "shape": [8, 4, 8], "role": "in"})";
+  CHECK(has(map_error(R"({"tensor": "A", "box": [8, 4, 4], "interleave": "32B", "swizzle": "32B"})", ".strides[0]", a3),
+            "multiple of 32 bytes with 32B interleave"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [8, 4, 4], "dims": [16, 2, 8], "interleave": "32B"})", ".swizzle", a3),
+            "the swizzle must be \"32B\""));
+  // The inner box dimension: a multiple of 16 bytes without interleave, at
+  // most the swizzle span with a swizzle.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [2, 16]})", ".box[0]"), "multiple of 16 bytes"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [32, 16], "dims": [32, 16], "strides": [128], "swizzle": "64B"})",
+                      ".box[0]", R"({"name": "A", "dtype": "f32", "shape": [16, 32], "role": "in"})"),
+            "more than the 64 bytes of swizzle \"64B\""));
+  // elementStrides: 1 to 8.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "element_strides": [1, 9]})", ".element_strides[1]"),
+            "from 1 to 8"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "element_strides": [0, 1]})", ".element_strides[0]"),
+            "from 1 to 8"));
+  // A NaN fill is for float data only.
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "oob_fill": "nan"})", ".oob_fill",
+                      R"({"name": "A", "dtype": "s32", "shape": [32, 16], "role": "in"})"),
+            "only for float data types"));
+  // The map lies inside its tensor.
+  e = map_error(R"({"tensor": "A", "box": [16, 16], "dims": [16, 64]})", ".dims");
+  CHECK(has(e, "spans 4096 bytes from the start of 'A', which has 2048 bytes"));
+  CHECK(has(e, "inside its tensor"));
+  CHECK(has(map_error(R"({"tensor": "A", "box": [16, 16], "dims": [16, 32], "strides": [128]})", ".dims"),
+            "inside its tensor"));
+}
+
+TEST_CASE("tensor_map: the spec's own checks (keys, tensor, modes, lists)") {
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, 16], "swizle": "128B"})")),
+            "did you mean \"swizzle\"?"));
+  CHECK(has(parse_error(spec_with(R"({"box": [16, 16]})")), "needs \"tensor\""));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A"})")), "needs \"box\""));
+  std::string e = parse_error(spec_with(R"({"tensor": "a", "box": [16, 16]})"));
+  CHECK(has(e, "\"params[1].tensor_map.tensor\" is \"a\": no tensor of \"params\" has that name"));
+  CHECK(has(e, "did you mean \"A\"?"));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "m", "box": [16, 16]})")), "is a scalar, not a tensor"));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, 16], "swizzle": "256B"})")),
+            "\"none\", \"32B\", \"64B\", \"128B\""));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, 16], "oob_fill": "NaN"})")), "\"zero\", \"nan\""));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, -1]})")), "\"params[1].tensor_map.box[1]\" is -1"));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": "16"})")), "\"params[1].tensor_map.box\""));
+  CHECK(has(parse_error(spec_with("[16]")), "\"params[1].tensor_map\" is [16]"));
+  // A map entry takes its dtype from its tensor: no "dtype", "shape" or "role".
+  CHECK(has(parse_error("{" + kKernel + R"(, "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "dtype": "f32", "tensor_map": {"tensor": "A", "box": [16, 16]}}]})"),
+            "unknown key \"dtype\""));
+}
+
+TEST_CASE("tensor_map: a map only for a 128-byte .b8 parameter, and nothing else for one") {
+  const std::string pool = R"("grid": [2], "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+      {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+      {"name": "m", "dtype": "s32", "value": 32}])";
+  auto with_args = [&](const std::string& args) {
+    return R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "args": )" + args + "}, " +
+           pool + "}";
+  };
+  // "args" may give the tensor as a pointer and its map.
+  Spec ok = loads(with_args(R"(["a_map", "C", "m"])"));
+  LaunchResult l = launch(ok, *ok.ref);
+  REQUIRE(l.launch.has_value());
+  CHECK(l.launch->args[0].is_tensor_map);
+
+  Spec s = loads(with_args(R"(["a_map", "a_map", "m"])"));
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "\"kernel.args[1]\" (the PTX parameter map_pointer_int_param_1, .u64)"));
+  CHECK(has(l.error, "is the tensor map 'a_map'"));
+  CHECK(has(l.error, "the parameter is a pointer"));
+
+  s = loads(with_args(R"(["A", "C", "m"])"));
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "(the PTX parameter map_pointer_int_param_0, .b8[128])"));
+  CHECK(has(l.error, "is the tensor 'A', a pointer, but the parameter is a 128-byte array"));
+
+  s = loads(with_args(R"([null, "C", "m"])"));
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "is null, but the parameter is a 128-byte array"));
+
+  s = loads(with_args(R"(["m", "C", "m"])"));
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "is the scalar 'm', but the parameter is a 128-byte array"));
+
+  // "params" in order: a map where the kernel takes a pointer.
+  s = loads(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128]}, "params": [
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+      {"name": "c_map", "tensor_map": {"tensor": "C", "box": [16, 16]}},
+      {"name": "m", "dtype": "s32", "value": 32},
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"}]})");
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "\"params\" entry 'c_map' (the PTX parameter map_pointer_int_param_1, .u64)"));
+  CHECK(has(l.error, "the parameter is a pointer"));
+  // ... and one argument short, with the reason.
+  s = loads(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128]}, "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+      {"name": "m", "dtype": "s32", "value": 32}]})");
+  l = launch(s, *s.ref);
+  REQUIRE_FALSE(l.launch.has_value());
+  CHECK(has(l.error, "gives 2 arguments"));
+  CHECK(has(l.error, "A: a tensor a \"tensor_map\" views is passed through its map"));
+  // A by-value struct of another size is no map (and not supported).
+  s = loads(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "struct64", "block": [32]}, "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}}]})");
+  KernelLoad k = load_kernel(*s.ref);
+  REQUIRE_FALSE(k.program.has_value());
+  CHECK(has(k.error, "by-value struct parameters are not supported"));
+}
+
+TEST_CASE("tensor_map: a kernel that writes an output only through a map takes it") {
+  // ref writes C with plain stores, opt through a TMA store map over C: both
+  // take C, compared by name.
+  const std::string pool = R"("grid": [2], "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+      {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+      {"name": "c_map", "tensor_map": {"tensor": "C", "box": [16, 16]}},
+      {"name": "m", "dtype": "s32", "value": 32}])";
+  auto pair = [&](const std::string& opt_args) {
+    return R"({"ref": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "args": ["a_map", "C", "m"]},
+               "opt": {"ptx": "signatures.ptx", "kernel": "two_maps", "block": [128], "args": )" +
+           opt_args + "}, " + pool + "}";
+  };
+  Spec s = loads(pair(R"(["a_map", "c_map", "m"])"));
+  LaunchResult l = launch(s, *s.opt);
+  INFO(l.error);
+  REQUIRE(l.launch.has_value());
+  CHECK(l.launch->args[1].is_tensor_map);
+  CHECK(l.launch->args[1].tensor.name == "C");
+  CHECK(l.launch->args[1].tensor.role == Role::Out);
+  // Without the map over C, opt takes no output.
+  CHECK(has(parse_error(pair(R"(["a_map", "a_map", "m"])")), "the output 'C' is taken by \"ref\" only"));
+  // A module variable's tensor cannot be viewed by a map.
+  CHECK(has(parse_error(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128],
+      "symbols": {"c_table": "A"}}, "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}}]})"),
+            "a tensor map cannot view"));
+}
+
+TEST_CASE("cluster: 1 to 3 dimensions that divide the grid, 8 CTAs at most") {
+  Spec s = loads(spec_with(R"({"tensor": "A", "box": [16, 16]})", R"(, "cluster": [2])"));
+  CHECK(s.cluster.x == 2);
+  CHECK(s.cluster.y == 1);
+  CHECK(s.cluster.z == 1);
+  LaunchResult l = launch(s, *s.ref);
+  REQUIRE(l.launch.has_value());
+  CHECK(l.launch->cluster.x == 2);
+  CHECK(l.launch->cluster.count() == 2);
+
+  const std::string map = R"({"tensor": "A", "box": [16, 16]})";
+  CHECK(has(parse_error(spec_with(map, R"(, "cluster": [3])")),
+            "\"cluster\" [3, 1, 1] does not divide \"grid\" [2, 1, 1]: x 2 is not a multiple of 3"));
+  CHECK(has(parse_error(spec_with(map, R"(, "cluster": [16])")), "more than 8"));
+  std::string e = parse_error(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128]},
+      "grid": [4, 4], "cluster": [4, 4], "params": []})");
+  CHECK(has(e, "has 16 CTAs: 8 is the portable cluster size"));
+  CHECK(has(e, "cudaFuncAttributeNonPortableClusterSizeAllowed"));
+  CHECK(has(parse_error(spec_with(map, R"(, "cluster": [0])")), "x is 0, zero"));
+  CHECK(has(parse_error(spec_with(map, R"(, "cluster": [1, 1, 1, 1])")), "1 to 3 positive integers"));
+  CHECK(has(parse_error(spec_with(map, R"(, "cluster": 2)")), "\"cluster\" is 2"));
+  CHECK(has(parse_error(spec_with(map, R"(, "clustre": [2])")), "did you mean \"cluster\"?"));
+
+  // A kernel's own cluster, against its own grid.
+  const std::string pool = R"("grid": [2], "params": [
+      {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+      {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+      {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+      {"name": "m", "dtype": "s32", "value": 32}])";
+  s = loads(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "grid": [4], "cluster": [4]},
+               )" + pool + "}");
+  REQUIRE(s.ref->cluster.has_value());
+  l = launch(s, *s.ref);
+  REQUIRE(l.launch.has_value());
+  CHECK(l.launch->cluster.x == 4);
+  CHECK(has(parse_error(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "cluster": [4]},
+               )" + pool + "}"),
+            "\"kernel.cluster\" [4, 1, 1] does not divide \"grid\" [2, 1, 1]"));
+  CHECK(has(parse_error(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "grid": [6]},
+               "cluster": [4], )" + pool + "}"),
+            "\"cluster\" [4, 1, 1] does not divide \"kernel.grid\" [6, 1, 1]"));
+}
