@@ -292,8 +292,14 @@ enum class Opcode : std::uint8_t {
   // mapa{.shared::cluster}.u32/u64 d, a, rank: the address a has in the shared memory of CTA rank.
   Mapa,
   // wgmma.fence / wgmma.commit_group / wgmma.wait_group N (src {N}) / wgmma.mma_async: warpgroup
-  // collectives (.sync.aligned over the four warps of a warpgroup). WgmmaMma's operands are
-  // described where src/ptx/lower_wgmma.cpp builds it.
+  // collectives (.sync.aligned over the four warps of a warpgroup). WgmmaMma
+  // (wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype d, a, b, scale-d, imm-scale-a,
+  // imm-scale-b[, imm-trans-a][, imm-trans-b]): type: the accumulator's (F32, or F16 packed two
+  // a register); src_type: the inputs' (F16, BF16, or F32 for .tf32); shape: N / 8; dst: the
+  // accumulator registers d (read too, unless scale-d is false); src {a-desc, b-desc, scale-d}
+  // or, with A in registers, {a0, a1, a2, a3, b-desc, scale-d} (scale-d: a predicate register or
+  // an immediate); mode bits: 1 A in registers, 2 imm-trans-a, 4 imm-trans-b, 8 imm-scale-a = -1,
+  // 16 imm-scale-b = -1 (src/ptx/lower_wgmma.cpp builds it, src/eval/machine_wgmma.cpp runs it).
   WgmmaFence, WgmmaCommit, WgmmaWait, WgmmaMma,
   // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [a], {r..}: a warp collective, the
   // inverse of ldmatrix. mode: 1, 2 or 4; trans; src {a, r0 ..}.

@@ -204,6 +204,9 @@ class Machine {
   // holds the integer 0 marked undefined (Val::sched), reported only where
   // it would show: an output, an address, a branch (schedule_dependent).
   const Val<V>& mark_undefined(std::uint32_t t, std::uint32_t r) {
+    // An accumulator of a wgmma.mma_async in flight holds no value until its
+    // wgmma.wait_group (machine_wgmma.cpp).
+    if (__builtin_expect(in_flight_count_ != 0, 0) && in_flight_[std::size_t(t) * r_ + r]) in_flight(t, r);
     const std::uint32_t pc = pc_[t];
     if (!undefined_why_.count(pc))
       undefined_why_.emplace(pc, "register " + p_.registers[r].name + " was read before it was written (first by thread " +
@@ -342,11 +345,18 @@ class Machine {
     if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf_[o.index], o.imm};
     Val<V> v = operand(t, o);
     if (v.sched) schedule_dependent(t, v.sched, "an address");
-    if (v.kind != VKind::Ptr)
+    if (__builtin_expect(v.kind != VKind::Ptr, 0)) {
+      // An integer .shared address (one a kernel computed from a shared
+      // pointer with bit operations, or wrote as a number): the shared
+      // window maps it back to (buffer, offset). Only shared addresses are
+      // concrete integers; a generic or global one is not modelled.
+      if (v.kind == VKind::Int && shared_operand(p_.code[pc_[t]], o))
+        return window_addr(t, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0));
       fail(DiagKind::NotStructured, t,
            v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer (a pointer "
                                        "a spec gives as null is the integer 0)"
                                 : "an address that depends on tensor data");
+    }
     return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
   }
 
@@ -639,6 +649,58 @@ class Machine {
   }
   void wgmma(const Instr& in, const std::vector<std::uint32_t>& group);
   void stmatrix(const Instr& in, const std::vector<std::uint32_t>& group);
+  // WgmmaMma's mode bits (program.hpp).
+  struct WgmmaFlags {
+    static constexpr std::uint8_t kARegs = 1, kTransA = 2, kTransB = 4, kNegA = 8, kNegB = 16;
+  };
+  void wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& group);
+  void wgmma_wait(const Instr& in, const std::vector<std::uint32_t>& group);
+  // The operand matrix (rows x k, row-major; rows: M for A, N for B) a
+  // descriptor names, read from shared memory by thread t.
+  void read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out);
+  // An accumulator register of an mma_async still in flight, read or written
+  // by another instruction of thread t (docs/evaluator.md, "wgmma and
+  // shared-memory addresses"): a race, as the value depends on timing.
+  [[noreturn]] void in_flight(std::uint32_t t, std::uint32_t r);
+  // Per thread: its wgmma groups, the uncommitted one and then the committed
+  // ones, oldest first; each lists the accumulator registers its mma_asyncs
+  // write, with the issue number of the mma_async. An in-flight register
+  // holds an Undef value; its result waits in in_flight_val_ until the group
+  // of its latest mma_async retires. Empty until a wgmma instruction runs.
+  struct Pending {
+    std::uint32_t reg, issue;
+  };
+  struct WgmmaState {
+    std::vector<Pending> open;
+    std::deque<std::vector<Pending>> groups;
+    bool fenced = false;  // a wgmma.fence has run (PTX ISA, wgmma.fence: required before the first mma_async)
+  };
+  void need_wgmma_state();
+  std::vector<WgmmaState> wgmma_;
+  std::vector<std::uint32_t> in_flight_;  // per thread and register: the issue number of the latest mma_async (0: none)
+  std::vector<Val<V>> in_flight_val_;     // per thread and register: its result
+  std::vector<std::uint32_t> issue_pc_;   // issue number - 1 -> the mma_async's pc
+  std::uint32_t in_flight_count_ = 0;     // registers in flight, all threads
+
+  // The shared window: every .shared buffer of the CTA at a concrete address
+  // (docs/evaluator.md, "wgmma and shared-memory addresses"), made on first
+  // use. A shared pointer used as an integer is its address; an integer
+  // used as a .shared address maps back through it.
+  struct WindowEntry {
+    std::uint64_t base, end;
+    std::uint32_t buf;
+  };
+  std::vector<WindowEntry> window_;
+  bool window_made_ = false;
+  void make_window();
+  // The integer address of pointer p (its buffer shared), or as_int's report.
+  std::int64_t window_int(std::uint32_t t, const Val<V>& p, const char* what);
+  Addr window_addr(std::uint32_t t, std::int64_t a);
+  // Whether address operand o of `in` is in the .shared state space.
+  static bool shared_operand(const Instr& in, const Operand& o) {
+    if (in.op == Opcode::CpAsync) return &o == &in.src[0];  // the destination; the source is global
+    return in.op == Opcode::LdMatrix || in.op == Opcode::StMatrix || in.space == Space::Shared;
+  }
 
   // ------------------------------------------------------------ async
   // mbarrier objects, TMA and bulk copies, cluster barriers, proxy fences

@@ -168,6 +168,18 @@ auto Machine<D>::float_op(std::uint32_t t, const Instr& in) -> Val<V> {
 template <class D>
 bool Machine<D>::compare_pointers(std::uint32_t t, const Instr& in, const Val<V>& a, const Val<V>& b) {
   if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && a.buf == b.buf) return apply_cmp(in.cmp, a.i, b.i);
+  // Shared pointers have addresses (the shared window): compared with each
+  // other or with integers, as integers. Any other pointer's address is not modelled.
+  auto shared_or_int = [&](const Val<V>& v) {
+    return v.kind == VKind::Int || (v.kind == VKind::Ptr && mem_[v.buf].space == Space::Shared && !mem_[v.buf].per_thread);
+  };
+  if (shared_or_int(a) && shared_or_int(b)) {
+    const DType ty = in.type;
+    const std::int64_t x = a.kind == VKind::Ptr ? window_int(t, a, "a comparison") : as_int(t, a, "a comparison");
+    const std::int64_t y = b.kind == VKind::Ptr ? window_int(t, b, "a comparison") : as_int(t, b, "a comparison");
+    return dtype_is_signed(ty) ? apply_cmp(in.cmp, wrap(x, ty), wrap(y, ty))
+                               : apply_cmp(in.cmp, std::uint64_t(wrap(x, ty)) & mask(ty), std::uint64_t(wrap(y, ty)) & mask(ty));
+  }
   const bool null_test = (a.kind == VKind::Int && a.i == 0) || (b.kind == VKind::Int && b.i == 0);
   if ((a.kind == VKind::Ptr && b.kind == VKind::Ptr) || null_test) {
     if (in.cmp == Cmp::EQ) return false;
@@ -216,8 +228,14 @@ auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
   }
   for (const Operand& o : in.src)
     if (o.kind == Operand::Kind::Reg && reg(t, o.index).kind == VKind::Data) return data_op(t, in);
-  std::int64_t x = as_int(t, a, "integer arithmetic");
-  auto y = [&](std::size_t i) { return as_int(t, operand(t, in.src[i]), "integer arithmetic"); };
+  // Any other operation on a pointer into shared memory (a bit field of it,
+  // a mask, a shift: how compilers build wgmma matrix descriptors) operates
+  // on its address in the shared window; the result is an integer.
+  std::int64_t x = a.kind == VKind::Ptr ? window_int(t, a, "integer arithmetic") : as_int(t, a, "integer arithmetic");
+  auto y = [&](std::size_t i) {
+    const Val<V> v = operand(t, in.src[i]);
+    return v.kind == VKind::Ptr ? window_int(t, v, "integer arithmetic") : as_int(t, v, "integer arithmetic");
+  };
   bool sg = dtype_is_signed(ty);
   std::uint64_t ux = std::uint64_t(wrap(x, ty)) & mask(ty);
   switch (in.op) {

@@ -1,17 +1,383 @@
-// Machine<D>: wgmma.* (warpgroup matrix multiply-accumulate, sm_90) and
-// stmatrix.
+// Machine<D>: wgmma.* (warpgroup matrix multiply-accumulate, sm_90a),
+// stmatrix, and the shared window (shared-memory addresses as integers),
+// which wgmma's matrix descriptors are built from.
+//
+// The rules, with the PTX ISA sections they follow, are in
+// docs/evaluator.md, "wgmma and shared-memory addresses"; the data layouts
+// are pure functions in warp_semantics.hpp, checked on an H100 by
+// tools/gpu_checks/wgmma_layouts.cu.
 #include "machine.hpp"
+
+#include <sstream>
 
 namespace tileverify::machine {
 
+namespace {
+
+std::string hex(std::uint64_t x) {
+  std::ostringstream s;
+  s << "0x" << std::hex << x;
+  return s.str();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ shared window
+
+// Every .shared buffer of the CTA gets an address in the shared window, in
+// the order the program declares them (static .shared arrays as the kernel
+// names them, the dynamic extern one among them), each aligned to 1024
+// bytes: the 128-byte swizzle repeats every 1024 bytes, and compilers
+// assume their tiles start at such a boundary (a wgmma descriptor's base
+// offset field is for those that do not). The window starts at 1024, so
+// that no buffer is at address 0 (the null pointer stays no shared
+// address); CUDA reserves the first kilobyte of a CTA's shared memory for
+// the system on sm_80 and later (CUDA C++ Programming Guide, "Shared
+// Memory" in the compute capability 8.x section).
 template <class D>
-void Machine<D>::wgmma(const Instr& in, const std::vector<std::uint32_t>& group) {
-  fail(DiagKind::Unsupported, group.front(), std::string(opcode_name(in.op)) + " is not modelled yet");
+void Machine<D>::make_window() {
+  window_made_ = true;
+  std::uint64_t at = 1024;
+  for (std::uint32_t b = 0; b < mem_.size(); ++b) {
+    const Memory<V>& m = mem_[b];
+    if (m.space != Space::Shared || m.per_thread) continue;
+    at = (at + 1023) / 1024 * 1024;
+    window_.push_back(WindowEntry{at, at + m.bytes, b});
+    at += std::max<std::uint64_t>(m.bytes, 1);
+  }
 }
 
 template <class D>
+std::int64_t Machine<D>::window_int(std::uint32_t t, const Val<V>& p, const char* what) {
+  if (p.kind != VKind::Ptr || mem_[p.buf].space != Space::Shared || mem_[p.buf].per_thread)
+    return as_int(t, p, what);  // reports what it is
+  if (!window_made_) make_window();
+  for (const WindowEntry& e : window_)
+    if (e.buf == p.buf) return std::int64_t(e.base) + p.i;
+  return as_int(t, p, what);
+}
+
+template <class D>
+auto Machine<D>::window_addr(std::uint32_t t, std::int64_t a) -> Addr {
+  if (!window_made_) make_window();
+  for (const WindowEntry& e : window_)
+    if (a >= std::int64_t(e.base) && a < std::int64_t(e.end)) return Addr{e.buf, a - std::int64_t(e.base)};
+  std::string buffers;
+  for (const WindowEntry& e : window_)
+    buffers += (buffers.empty() ? "" : ", ") + mem_[e.buf].name + " at [" + hex(e.base) + ", " + hex(e.end) + ")";
+  Diagnostic d;
+  d.kind = DiagKind::OutOfBounds;
+  d.message = "the .shared address " + hex(std::uint64_t(a)) + " is outside every shared buffer of the CTA";
+  d.loc = p_.code[pc_[t]].loc;
+  d.threads = {t};
+  d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n  the shared window: " +
+             (buffers.empty() ? std::string("no shared buffers") : buffers) + "\n";
+  throw Stop{d};
+}
+
+// ------------------------------------------------------------ wgmma
+
+template <class D>
+void Machine<D>::need_wgmma_state() {
+  if (!wgmma_.empty()) return;
+  reserve("the wgmma accumulator state", mul_sat(n_, r_), sizeof(Val<V>) + sizeof(std::uint32_t));
+  wgmma_.resize(n_);
+  in_flight_.assign(std::size_t(n_) * r_, 0);
+  in_flight_val_.resize(std::size_t(n_) * r_);
+}
+
+// A read or write of an accumulator register whose wgmma.mma_async has not
+// retired: the PTX ISA ("wgmma.mma_async": "Accessing the accumulator
+// register ... before a wgmma.wait_group that waits for the wgmma-group
+// containing the wgmma.mma_async ... is undefined behavior") leaves its value
+// to the timing of the asynchronous operation.
+template <class D>
+void Machine<D>::in_flight(std::uint32_t t, std::uint32_t r) {
+  const std::uint32_t issue = in_flight_[std::size_t(t) * r_ + r];
+  const std::uint32_t mpc = issue_pc_[issue - 1];
+  Diagnostic d;
+  d.kind = DiagKind::Race;
+  d.message = "register " + p_.registers[r].name + " is an accumulator of a wgmma.mma_async still in flight: " +
+              "it is accessed before the wgmma.wait_group that retires the mma_async";
+  d.loc = p_.code[pc_[t]].loc;
+  d.threads = {t};
+  d.detail = "  the access: " + p_.instr_text(pc_[t]) + "\n  the wgmma.mma_async: " + p_.code[mpc].loc.with_source() +
+             ": " + p_.instr_text(mpc) +
+             "\n  the PTX ISA (wgmma.mma_async) leaves accesses to its accumulators before that wait undefined:\n"
+             "  the value depends on when the asynchronous operation writes them\n";
+  throw Stop{d};
+}
+
+template <class D>
+void Machine<D>::wgmma(const Instr& in, const std::vector<std::uint32_t>& group) {
+  const std::uint32_t t0 = group.front();
+  if (group.size() != 128 || t0 % 128 != 0)
+    fail(DiagKind::Unsupported, t0, std::string(opcode_name(in.op)) + " needs a whole warpgroup of 128 threads");
+  need_wgmma_state();
+  switch (in.op) {
+    case Opcode::WgmmaFence:
+      for (std::uint32_t t : group) wgmma_[t].fenced = true;
+      return;
+    case Opcode::WgmmaCommit:
+      // wgmma.commit_group: the uncommitted mma_asyncs become a group (an
+      // empty one when there are none, PTX ISA "wgmma.commit_group").
+      for (std::uint32_t t : group) {
+        wgmma_[t].groups.push_back(std::move(wgmma_[t].open));
+        wgmma_[t].open.clear();
+      }
+      return;
+    case Opcode::WgmmaWait: return wgmma_wait(in, group);
+    case Opcode::WgmmaMma: return wgmma_mma(in, group);
+    default: break;
+  }
+  fail(DiagKind::Unsupported, t0, std::string(opcode_name(in.op)) + " is not a wgmma instruction");
+}
+
+// wgmma.wait_group N: waits until at most N of the thread's groups are
+// pending (PTX ISA "wgmma.wait_group"); the registers of the retired ones get
+// their results. A register some instruction wrote meanwhile (it no longer
+// holds the in-flight mark) was written while the mma_async could still
+// write it.
+template <class D>
+void Machine<D>::wgmma_wait(const Instr& in, const std::vector<std::uint32_t>& group) {
+  const std::size_t keep = std::size_t(in.src[0].imm);
+  for (std::uint32_t t : group) {
+    WgmmaState& w = wgmma_[t];
+    while (w.groups.size() > keep) {
+      for (const Pending& p : w.groups.front()) {
+        const std::size_t i = std::size_t(t) * r_ + p.reg;
+        if (in_flight_[i] != p.issue) continue;  // a later mma_async writes it too
+        if (reg(t, p.reg).kind != VKind::Undef) {
+          const std::uint32_t mpc = issue_pc_[p.issue - 1];
+          Diagnostic d;
+          d.kind = DiagKind::Race;
+          d.message = "register " + p_.registers[p.reg].name +
+                      " was written while it was an accumulator of a wgmma.mma_async in flight";
+          d.loc = p_.code[pc_[t]].loc;
+          d.threads = {t};
+          d.detail = "  the wgmma.mma_async: " + p_.code[mpc].loc.with_source() + ": " + p_.instr_text(mpc) +
+                     "\n  the wait that retires it: " + p_.instr_text(pc_[t]) +
+                     "\n  the PTX ISA (wgmma.mma_async) leaves accesses to its accumulators before that wait undefined\n";
+          throw Stop{d};
+        }
+        reg(t, p.reg) = in_flight_val_[i];
+        in_flight_[i] = 0;
+        --in_flight_count_;
+      }
+      w.groups.pop_front();
+    }
+  }
+}
+
+// The rows x k operand a descriptor names (row-major: element (mn, k) at
+// out[mn * k + k]), read from shared memory by thread t through the normal
+// read path (bounds, races, pending copies, uninitialized bytes), in 16-byte
+// chunks: the swizzles permute whole chunks, so a chunk's elements are
+// consecutive in memory.
+template <class D>
+void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out) {
+  const warp::WgmmaDesc dd = warp::wgmma_decode(desc);
+  if (dd.base_offset != 0)
+    fail(DiagKind::Unsupported, t,
+         "a wgmma matrix descriptor with a non-zero matrix base offset (" + std::to_string(dd.base_offset) +
+             ", descriptor " + hex(desc) + ") is not modelled");
+  const int bytes = ty == DType::F32 ? 4 : 2, per = 16 / bytes;
+  auto chunk = [&](int mn, int kk, V* dst) {
+    const unsigned a = warp::wgmma_swizzle(dd.swizzle, dd.start + warp::wgmma_offset(mn_major, dd.swizzle, dd.lbo,
+                                                                                       dd.sbo, mn, kk, bytes));
+    const Addr at = window_addr(t, std::int64_t(a));
+    if (bytes == 2) return read_halves(t, at, std::size_t(per), dst);
+    Memory<V>& m = mem_[at.buf];
+    for (int j = 0; j < per; ++j) dst[j] = read_float(t, m, cell(t, at, std::size_t(j), 4, false), 4, DType::F32);
+  };
+  V buf[8];
+  if (!mn_major) {
+    for (int mn = 0; mn < rows; ++mn)
+      for (int kk = 0; kk < k; kk += per) chunk(mn, kk, &out[std::size_t(mn * k + kk)]);
+    return;
+  }
+  for (int kk = 0; kk < k; ++kk)
+    for (int mn = 0; mn < rows; mn += per) {
+      chunk(mn, kk, buf);
+      for (int j = 0; j < per; ++j) out[std::size_t((mn + j) * k + kk)] = buf[j];
+    }
+}
+
+// wgmma.mma_async: D = A * B + (scale-d ? D : 0), computed at issue with the
+// operands as they are then (shared memory is read at issue; a write to it
+// before the wait would race with the read, which the race check sees as
+// the write comes later only if it is unordered, see docs/evaluator.md),
+// and held back from the accumulator registers until the wait_group that
+// retires the mma_async's group.
+template <class D>
+void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& group) {
+  const std::uint32_t t0 = group.front();
+  const int n = int(in.shape) * 8, m = 64, k = in.src_type == DType::F32 ? 8 : 16;
+  const bool a_regs = in.mode & WgmmaFlags::kARegs, f16_acc = in.type == DType::F16;
+  const std::size_t nb = a_regs ? 4 : 1;
+  if (in.src.size() != nb + 2 || in.dst.size() != std::size_t(f16_acc ? n / 4 : n / 2))
+    fail(DiagKind::Unsupported, t0, "wgmma.mma_async with the wrong number of operands");
+  for (std::uint32_t t : group)
+    if (!wgmma_[t].fenced) {
+      Diagnostic d;
+      d.kind = DiagKind::Race;
+      d.message = "wgmma.mma_async without a wgmma.fence before it in the warpgroup";
+      d.loc = in.loc;
+      d.threads = {t};
+      d.detail = "  the PTX ISA (wgmma.fence) requires one before the first wgmma.mma_async of a warpgroup: it\n"
+                 "  orders the registers' earlier accesses before the asynchronous operation reads them\n";
+      throw Stop{d};
+    }
+  // The operands the PTX ISA requires the same in every thread: the
+  // descriptors and scale-d (the instruction is .aligned).
+  auto uniform = [&](std::size_t i, const char* what) {
+    std::int64_t v0 = 0;
+    for (std::uint32_t t : group) {
+      const Val<V> v = operand(t, in.src[i]);
+      if (v.sched) schedule_dependent(t, v.sched, what);
+      const std::int64_t x = v.kind == VKind::Ptr ? window_int(t, v, what) : as_int(t, v, what);
+      if (t == t0) v0 = x;
+      else if (x != v0)
+        fail(DiagKind::Unsupported, t,
+             std::string(what) + " differs between the threads of the warpgroup (" + hex(std::uint64_t(v0)) + " in thread " +
+                 std::to_string(t0) + ", " + hex(std::uint64_t(x)) + " here)");
+    }
+    return v0;
+  };
+  const bool scale_d = uniform(nb + 1, "wgmma's scale-d") != 0;
+  std::vector<V> A(std::size_t(m * k)), B(std::size_t(n * k));
+  if (a_regs) {
+    const int per = k == 8 ? 1 : 2;
+    for (std::uint32_t t : group)
+      for (int i = 0; i < 4 * per; ++i) {
+        const warp::RowCol rc = warp::wgmma_a_reg(int(t % 128), i, k == 8);
+        A[std::size_t(rc.row * k + rc.col)] = fragment(t, in.src, 0, i, per, in.src_type);
+      }
+  } else {
+    read_descriptor(t0, std::uint64_t(uniform(0, "wgmma's matrix descriptor for A")), in.mode & WgmmaFlags::kTransA,
+                    m, k, in.src_type, A.data());
+  }
+  read_descriptor(t0, std::uint64_t(uniform(nb, "wgmma's matrix descriptor for B")), in.mode & WgmmaFlags::kTransB, n,
+                  k, in.src_type, B.data());
+  if (in.mode & WgmmaFlags::kNegA)
+    for (V& x : A) x = d_.neg(x);
+  if (in.mode & WgmmaFlags::kNegB)
+    for (V& x : B) x = d_.neg(x);
+  // The accumulators: an in-flight one (an earlier mma_async of this chain)
+  // gives its pending result, as the hardware orders accumulator accesses
+  // of successive mma_asyncs of one shape (PTX ISA, wgmma.fence).
+  std::vector<V> acc(std::size_t(m * n));
+  const V zero = d_.constant(Rational(0));
+  for (std::uint32_t t : group) {
+    for (std::size_t j = 0; j < in.dst.size(); ++j) {
+      V half[2] = {zero, zero};
+      if (scale_d) {
+        const std::uint32_t r = in.dst[j];
+        const std::size_t i = std::size_t(t) * r_ + r;
+        Val<V> v = in_flight_[i] ? in_flight_val_[i] : reg(t, r).kind == VKind::Undef ? mark_undefined(t, r) : reg(t, r);
+        collective_sched_ = std::max(collective_sched_, v.sched);
+        if (!f16_acc) {
+          half[0] = as_float(t, v, DType::F32);
+        } else if (v.kind == VKind::Pair) {
+          half[0] = v.f;
+          half[1] = v.g;
+        } else if (v.kind == VKind::Int && v.i == 0) {
+          // both halves zero
+        } else {
+          fail(DiagKind::Unsupported, t, "an .f16 wgmma accumulator register does not hold a pair of halves");
+        }
+      }
+      for (int h = 0; h < (f16_acc ? 2 : 1); ++h) {
+        const warp::RowCol rc = warp::wgmma_d(int(t % 128), f16_acc ? int(j) * 2 + h : int(j));
+        acc[std::size_t(rc.row * n + rc.col)] = half[h];
+      }
+    }
+  }
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c)
+      acc[std::size_t(r * n + c)] = dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c * k)], 1, k);
+  // Into flight: each thread's accumulators hold no value until the wait.
+  issue_pc_.push_back(pc_[t0]);
+  const std::uint32_t issue = std::uint32_t(issue_pc_.size());
+  for (std::uint32_t t : group) {
+    for (std::size_t j = 0; j < in.dst.size(); ++j) {
+      Val<V> v;
+      if (!f16_acc) {
+        v = float_val(acc[std::size_t(warp::wgmma_d(int(t % 128), int(j)).row * n + warp::wgmma_d(int(t % 128), int(j)).col)]);
+      } else {
+        const warp::RowCol lo = warp::wgmma_d(int(t % 128), int(j) * 2), hi = warp::wgmma_d(int(t % 128), int(j) * 2 + 1);
+        v.kind = VKind::Pair;
+        v.f = acc[std::size_t(lo.row * n + lo.col)];
+        v.g = acc[std::size_t(hi.row * n + hi.col)];
+      }
+      v.sched = collective_sched_;
+      const std::uint32_t r = in.dst[j];
+      const std::size_t i = std::size_t(t) * r_ + r;
+      if (!in_flight_[i]) ++in_flight_count_;
+      in_flight_[i] = issue;
+      in_flight_val_[i] = v;
+      reg(t, r) = Val<V>{};
+      wgmma_[t].open.push_back(Pending{r, issue});
+    }
+  }
+}
+
+// ------------------------------------------------------------ stmatrix
+
+// stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 [a], {r..}: the
+// inverse of ldmatrix (warp_semantics.hpp): lanes 8q..8q+7 give the row
+// addresses of matrix q, and each lane's register q holds its two elements
+// of matrix q. Without .trans they are one 4-byte word of a row, stored as
+// the register holds it (a pair of halves); with .trans they go to two rows,
+// stored as two 2-byte elements. Each row is written by the thread that gave
+// its address.
+template <class D>
 void Machine<D>::stmatrix(const Instr& in, const std::vector<std::uint32_t>& group) {
-  fail(DiagKind::Unsupported, group.front(), std::string(opcode_name(in.op)) + " is not modelled yet");
+  const int num = in.mode;
+  const std::uint32_t t0 = group.front();
+  if (group.size() != 32 || (num != 1 && num != 2 && num != 4) || in.src.size() != std::size_t(num) + 1)
+    fail(DiagKind::Unsupported, t0, "stmatrix needs a full warp and .x1, .x2 or .x4 with that many registers");
+  const std::uint32_t warp_base = t0 - t0 % 32;
+  // Every lane's registers first (a register read before any write is
+  // reported as the lane's, as for any instruction).
+  std::vector<Val<V>> regs(std::size_t(32 * num));
+  for (std::uint32_t t : group)
+    for (int q = 0; q < num; ++q) {
+      Val<V> v = operand(t, in.src[std::size_t(q) + 1]);
+      collective_sched_ = std::max(collective_sched_, v.sched);
+      regs[std::size_t(int(t % 32) * num + q)] = v;
+    }
+  auto half = [&](std::uint32_t t, const Val<V>& v, int i) -> Val<V> {
+    if (v.kind == VKind::Pair) return float_val(i == 0 ? v.f : v.g);
+    if (v.kind == VKind::Int) return int_val(std::int64_t((std::uint64_t(v.i) >> (16 * i)) & 0xffff));
+    fail(DiagKind::Unsupported, t, "stmatrix .trans stores a register that holds no pair of 16-bit values");
+  };
+  for (int q = 0; q < num; ++q)
+    for (int r = 0; r < 8; ++r) {
+      const std::uint32_t t = warp_base + std::uint32_t(warp::ldmatrix_address_lane(q, r));
+      const Addr a = address(t, in.src[0]);
+      Memory<V>& mem = mem_[a.buf];
+      check_writable(t, mem);
+      if (!in.trans) {
+        for (int w = 0; w < 4; ++w) {  // the row's four words come from lanes 4r .. 4r + 3
+          const std::size_t c = cell(t, a, std::size_t(w), 4, true);
+          write(t, mem, c, 4, regs[std::size_t((4 * r + w) * num + q)], pc_[t]);
+        }
+      } else {
+        for (int col = 0; col < 8; ++col) {
+          // element (r, col) of the matrix in memory: lane 4 * col / ... as ldmatrix .trans gives it
+          int lane = -1, i = 0;
+          for (int l = 0; l < 32 && lane < 0; ++l)
+            for (int h = 0; h < 2; ++h)
+              if (warp::stmatrix_element(l, h, true) == warp::RowCol{r, col}) {
+                lane = l;
+                i = h;
+              }
+          const std::size_t c = cell(t, a, std::size_t(col), 2, true);
+          write(t, mem, c, 2, half(warp_base + std::uint32_t(lane), regs[std::size_t(lane * num + q)], i), pc_[t]);
+        }
+      }
+    }
 }
 
 template class Machine<SymbolicDomain>;

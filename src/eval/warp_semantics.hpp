@@ -318,4 +318,141 @@ constexpr bool ldmatrix_lane_supplies_address(int lane, int num) {
   return lane >= 0 && lane < 8 * num;
 }
 
+// ---------------------------------------------------------------------------
+// wgmma (warpgroup MMA, sm_90a)
+// ---------------------------------------------------------------------------
+// PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+// Instructions" (anchor #asynchronous-warpgroup-level-matrix-instructions):
+// wgmma.mma_async computes D = A * B + D (or A * B when scale-d is false) for
+// A: MxK (M = 64), B: KxN, D: MxN over a warpgroup of 128 threads, warp w of
+// the warpgroup (its threads 32w .. 32w+31) holding rows 16w .. 16w+15 of A
+// (from registers) and of D.  Lanes here are the thread's index within its
+// warpgroup, 0..127.
+//
+// "Register Fragments and Shared Memory Matrix Layouts" (anchor
+// #asynchronous-warpgroup-level-matrix-register-fragment): the accumulator D
+// of .m64nNk* holds N/2 elements per thread (f32), d[i] at
+//   row = 16 * warp + groupID + 8 * ((i >> 1) & 1)
+//   col = 8 * (i >> 2) + 2 * threadID_in_group + (i & 1)
+// i.e. the mma.m16n8 accumulator of the warp's 16 rows, repeated for each
+// 8 columns; an .f16 accumulator packs d[2j], d[2j+1] in register j.  A in
+// registers is the m16n8k16 (.f16/.bf16) or m16n8k8 (.tf32) A fragment of
+// the warp's 16 rows.
+inline constexpr int kWarpgroupSize = 128;
+
+constexpr RowCol wgmma_d(int thread, int i) {
+  if (thread < 0 || thread >= kWarpgroupSize || i < 0 || i >= 128) return kNoCell;
+  const int w = thread / 32, lane = thread % 32, g = lane >> 2, tig = lane % 4;
+  return RowCol{16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * tig + (i & 1)};
+}
+
+// Element i of A in registers (8 elements in four .f16x2/.bf16x2 registers,
+// or 4 .tf32 ones): row of M, col of K.
+constexpr RowCol wgmma_a_reg(int thread, int i, bool tf32) {
+  if (thread < 0 || thread >= kWarpgroupSize) return kNoCell;
+  const RowCol rc = tf32 ? mma_a(MmaShape::M16N8K8, MmaType::TF32, thread % 32, i)
+                         : mma_a(MmaShape::M16N8K16, MmaType::F16, thread % 32, i);
+  if (rc == kNoCell) return kNoCell;
+  return RowCol{rc.row + 16 * (thread / 32), rc.col};
+}
+
+// "Matrix Descriptor Format" (anchor #asynchronous-warpgroup-level-matrix-
+// shared-memory-layout-matrix-descriptor): a 64-bit descriptor of a matrix
+// in shared memory.
+//   bits 0-13:  matrix start address, (address & 0x3FFFF) >> 4
+//   bits 16-29: leading dimension byte offset, >> 4
+//   bits 32-45: stride dimension byte offset, >> 4
+//   bits 49-51: matrix base offset (for a swizzle pattern that does not
+//               start at its repeat boundary)
+//   bits 62-63: swizzle mode: 0 none (interleave), 1 128B, 2 64B, 3 32B
+enum class WgmmaSwizzle { None = 0, B128 = 1, B64 = 2, B32 = 3 };
+
+struct WgmmaDesc {
+  unsigned start = 0, lbo = 0, sbo = 0;  // bytes
+  int base_offset = 0;
+  WgmmaSwizzle swizzle = WgmmaSwizzle::None;
+};
+
+constexpr WgmmaDesc wgmma_decode(unsigned long long d) {
+  WgmmaDesc r;
+  r.start = static_cast<unsigned>(d & 0x3fffu) << 4;
+  r.lbo = static_cast<unsigned>((d >> 16) & 0x3fffu) << 4;
+  r.sbo = static_cast<unsigned>((d >> 32) & 0x3fffu) << 4;
+  r.base_offset = static_cast<int>((d >> 49) & 7u);
+  r.swizzle = static_cast<WgmmaSwizzle>((d >> 62) & 3u);
+  return r;
+}
+
+constexpr unsigned long long wgmma_encode(const WgmmaDesc& d) {
+  return (static_cast<unsigned long long>((d.start >> 4) & 0x3fffu)) |
+         (static_cast<unsigned long long>((d.lbo >> 4) & 0x3fffu) << 16) |
+         (static_cast<unsigned long long>((d.sbo >> 4) & 0x3fffu) << 32) |
+         (static_cast<unsigned long long>(d.base_offset & 7) << 49) |
+         (static_cast<unsigned long long>(d.swizzle) << 62);
+}
+
+// The bytes of one row of a swizzle atom (16 for no swizzle: a core
+// matrix row).
+constexpr int wgmma_swizzle_bytes(WgmmaSwizzle s) {
+  return s == WgmmaSwizzle::B128 ? 128 : s == WgmmaSwizzle::B64 ? 64 : s == WgmmaSwizzle::B32 ? 32 : 16;
+}
+
+// The swizzle of a shared-memory byte address (section "Shared Memory Matrix
+// Layout", the swizzling modes): the 16-byte chunk within a row of the atom
+// (address bits 4..) is XORed with the row within the atom (bits 7..):
+// 128B: bits 4-6 ^= bits 7-9 (repeats every 1024 bytes); 64B: bits 4-5 ^=
+// bits 7-8 (512); 32B: bit 4 ^= bit 7 (256).  The address is the absolute
+// one, so a pattern starting at its repeat boundary needs base offset 0.
+constexpr unsigned wgmma_swizzle(WgmmaSwizzle s, unsigned a) {
+  switch (s) {
+    case WgmmaSwizzle::B128: return a ^ (((a >> 7) & 7u) << 4);
+    case WgmmaSwizzle::B64: return a ^ (((a >> 7) & 3u) << 4);
+    case WgmmaSwizzle::B32: return a ^ (((a >> 7) & 1u) << 4);
+    case WgmmaSwizzle::None: break;
+  }
+  return a;
+}
+
+// The byte offset from the matrix start (before the swizzle) of element
+// (mn, k) of an operand with `bytes`-byte elements (2, or 4 for tf32);
+// mn: the row of A (M) or the column of B (N).  The canonical layouts of
+// "Shared Memory Matrix Layout" (T = 16 / bytes elements in 16 bytes,
+// W = wgmma_swizzle_bytes):
+//  K-major (A without imm-trans-a, B without imm-trans-b): rows of K;
+//    none:     core matrices of 8 rows x 16 bytes, rows 16 bytes apart;
+//              LBO between core matrices along K, SBO along M/N (8 rows);
+//    swizzled: row mn % 8 of an atom at (mn % 8) * W, K along the row
+//              (the instruction's 32 bytes of K fit in one), SBO between
+//              atoms of 8 rows along M/N; LBO is not used.
+//  MN-major (imm-trans = 1): rows of M/N;
+//    none:     core matrices of 16 bytes of M/N x 8 k, k rows 16 bytes
+//              apart; SBO between core matrices along M/N, LBO along K;
+//    swizzled: k % 8 selects the atom row (W bytes of M/N), LBO between
+//              atoms along M/N, SBO between 8-k groups.
+constexpr unsigned wgmma_offset(bool mn_major, WgmmaSwizzle s, unsigned lbo, unsigned sbo, int mn, int k, int bytes) {
+  const int T = 16 / bytes, W = wgmma_swizzle_bytes(s);
+  const unsigned umn = static_cast<unsigned>(mn), uk = static_cast<unsigned>(k), ub = static_cast<unsigned>(bytes);
+  if (!mn_major) {
+    if (s == WgmmaSwizzle::None)
+      return (umn % 8) * 16 + (uk / T) * lbo + (umn / 8) * sbo + (uk % T) * ub;
+    return (umn % 8) * W + uk * ub + (umn / 8) * sbo;
+  }
+  if (s == WgmmaSwizzle::None)
+    return (uk % 8) * 16 + (umn / T) * sbo + (uk / 8) * lbo + (umn % T) * ub;
+  const unsigned per_row = static_cast<unsigned>(W / bytes);  // M/N elements in one atom row
+  return (uk % 8) * W + (uk / 8) * sbo + (umn / per_row) * lbo + (umn % per_row) * ub;
+}
+
+// ---------------------------------------------------------------------------
+// stmatrix (.m8n8, .b16)
+// ---------------------------------------------------------------------------
+// PTX ISA "Warp-level matrix store instruction: stmatrix" (anchor
+// #warp-level-matrix-instructions-stmatrix): the inverse of ldmatrix, with
+// the same fragment layout ("Each thread in a warp stores fragments of a
+// row, with thread 0 storing the first fragment from its register r"): lane
+// `lane` holds ldmatrix_element(lane, i, trans) of matrix q in register q,
+// and lanes 8q .. 8q+7 give the row addresses of matrix q
+// (ldmatrix_address_lane).
+constexpr RowCol stmatrix_element(int lane, int i, bool trans) { return ldmatrix_element(lane, i, trans); }
+
 }  // namespace tileverify::warp

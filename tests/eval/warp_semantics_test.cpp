@@ -402,3 +402,122 @@ TEST_CASE("vote.sync: ballot, all, any, uni over membermask") {
   CHECK(vote_ballot(all_true, 0u) == 0u);
   CHECK_FALSE(vote_any(all_true, 0u));
 }
+
+// ---------------------------------------------------------------------------
+// wgmma (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+// Instructions"): the accumulator and register-A fragments, the matrix
+// descriptor, the swizzles and the canonical shared-memory layouts.
+// ---------------------------------------------------------------------------
+
+TEST_CASE("wgmma accumulator fragment: the mma.m16n8 layout per warp, repeated per 8 columns") {
+  // Thread 0: d0, d1 at row 0, cols 0-1; d2, d3 at row 8; d4 at row 0, col 8.
+  CHECK(wgmma_d(0, 0) == rc(0, 0));
+  CHECK(wgmma_d(0, 1) == rc(0, 1));
+  CHECK(wgmma_d(0, 2) == rc(8, 0));
+  CHECK(wgmma_d(0, 3) == rc(8, 1));
+  CHECK(wgmma_d(0, 4) == rc(0, 8));
+  // Thread 37: warp 1 (rows 16-31), lane 5 (groupID 1, threadID_in_group 1).
+  CHECK(wgmma_d(37, 0) == rc(17, 2));
+  CHECK(wgmma_d(37, 7) == rc(25, 11));
+  CHECK(wgmma_d(127, 0) == rc(55, 6));
+  // A bijection onto the 64 x N accumulator for N = 8 .. 256.
+  for (int n : {8, 16, 64, 256}) {
+    std::vector<int> hits(std::size_t(64 * n), 0);
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < n / 2; ++i) {
+        const RowCol x = wgmma_d(t, i);
+        REQUIRE(x.row >= 0);
+        REQUIRE(x.row < 64);
+        REQUIRE(x.col < n);
+        ++hits[std::size_t(x.row * n + x.col)];
+      }
+    for (int h : hits) CHECK(h == 1);
+  }
+}
+
+TEST_CASE("wgmma A from registers: the mma A fragment, 16 rows per warp") {
+  CHECK(wgmma_a_reg(0, 0, false) == rc(0, 0));
+  CHECK(wgmma_a_reg(0, 2, false) == rc(8, 0));
+  CHECK(wgmma_a_reg(0, 4, false) == rc(0, 8));
+  CHECK(wgmma_a_reg(33, 1, false) == rc(16, 3));
+  CHECK(wgmma_a_reg(0, 1, true) == rc(8, 0));  // tf32: a1 is the row below
+  CHECK(wgmma_a_reg(64, 2, true) == rc(32, 4));
+}
+
+TEST_CASE("wgmma matrix descriptor: fields and round trip") {
+  // Triton's 128B-swizzle descriptor: SBO 1024 bytes, swizzle mode 1.
+  const WgmmaDesc d = wgmma_decode(4611686293305294848ull | 0x40u);
+  CHECK(d.start == 0x400);
+  CHECK(d.lbo == 0);
+  CHECK(d.sbo == 1024);
+  CHECK(d.base_offset == 0);
+  CHECK(d.swizzle == WgmmaSwizzle::B128);
+  // Triton's 32B-swizzle one (0xC000001000000000): SBO 256, mode 3.
+  const WgmmaDesc e = wgmma_decode(static_cast<unsigned long long>(-4611685949707911168ll));
+  CHECK(e.sbo == 256);
+  CHECK(e.swizzle == WgmmaSwizzle::B32);
+  WgmmaDesc f;
+  f.start = 0x3fff0;
+  f.lbo = 0x120;
+  f.sbo = 0x3fff0;
+  f.base_offset = 5;
+  f.swizzle = WgmmaSwizzle::B64;
+  const WgmmaDesc g = wgmma_decode(wgmma_encode(f));
+  CHECK(g.start == f.start);
+  CHECK(g.lbo == f.lbo);
+  CHECK(g.sbo == f.sbo);
+  CHECK(g.base_offset == 5);
+  CHECK(g.swizzle == WgmmaSwizzle::B64);
+  CHECK(wgmma_decode(0x4000ull).start == 0);  // the start address has 14 bits
+}
+
+TEST_CASE("wgmma swizzles: 16-byte chunks XORed with the row within the atom") {
+  // 128B: row r of the 1024-byte atom has its chunks XORed with r.
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B128, 0x000) == 0x000);
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B128, 0x080) == 0x090);
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B128, 0x3f0) == 0x380);
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B128, 0x405) == 0x405);  // bytes within a chunk stay
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B64, 0x180) == 0x1b0);
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B64, 0x200) == 0x200);  // repeats every 512 bytes
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B32, 0x080) == 0x090);
+  CHECK(wgmma_swizzle(WgmmaSwizzle::B32, 0x100) == 0x100);  // repeats every 256 bytes
+  CHECK(wgmma_swizzle(WgmmaSwizzle::None, 0x3f0) == 0x3f0);
+  // Each swizzle permutes the chunks of its atom.
+  for (WgmmaSwizzle s : {WgmmaSwizzle::B32, WgmmaSwizzle::B64, WgmmaSwizzle::B128}) {
+    const unsigned atom = 8u * unsigned(wgmma_swizzle_bytes(s));
+    std::vector<int> hits(atom / 16, 0);
+    for (unsigned a = 0; a < atom; a += 16) {
+      const unsigned x = wgmma_swizzle(s, a);
+      REQUIRE(x < atom);
+      ++hits[x / 16];
+    }
+    for (int h : hits) CHECK(h == 1);
+  }
+}
+
+TEST_CASE("wgmma canonical layouts: K-major and MN-major offsets") {
+  // K-major, no swizzle: 8x16-byte core matrices; LBO along K, SBO along M.
+  CHECK(wgmma_offset(false, WgmmaSwizzle::None, 128, 256, 0, 0, 2) == 0);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::None, 128, 256, 1, 0, 2) == 16);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::None, 128, 256, 0, 9, 2) == 128 + 2);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::None, 128, 256, 9, 0, 2) == 256 + 16);
+  // K-major, 128B: 128-byte rows, SBO between groups of 8 rows.
+  CHECK(wgmma_offset(false, WgmmaSwizzle::B128, 0, 1024, 1, 3, 2) == 128 + 6);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::B128, 0, 1024, 8, 0, 2) == 1024);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::B32, 0, 256, 3, 15, 2) == 96 + 30);
+  CHECK(wgmma_offset(false, WgmmaSwizzle::B32, 0, 256, 3, 7, 4) == 96 + 28);  // tf32
+  // MN-major, no swizzle: 8 MN elements per 16 bytes, k rows 16 bytes apart.
+  CHECK(wgmma_offset(true, WgmmaSwizzle::None, 512, 128, 3, 1, 2) == 16 + 6);
+  CHECK(wgmma_offset(true, WgmmaSwizzle::None, 512, 128, 8, 0, 2) == 128);
+  CHECK(wgmma_offset(true, WgmmaSwizzle::None, 512, 128, 0, 8, 2) == 512);
+  // MN-major, 128B: 64 MN elements a row, k selects the row; LBO along MN, SBO along K.
+  CHECK(wgmma_offset(true, WgmmaSwizzle::B128, 8192, 1024, 63, 1, 2) == 128 + 126);
+  CHECK(wgmma_offset(true, WgmmaSwizzle::B128, 8192, 1024, 64, 0, 2) == 8192);
+  CHECK(wgmma_offset(true, WgmmaSwizzle::B128, 8192, 1024, 0, 9, 2) == 1024 + 128);
+}
+
+TEST_CASE("stmatrix has ldmatrix's fragment layout") {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < 2; ++i)
+      for (bool t : {false, true}) CHECK(stmatrix_element(lane, i, t) == ldmatrix_element(lane, i, t));
+}
