@@ -187,6 +187,9 @@ struct Diagnostic {
   std::int64_t element = -1;           //   and element
   std::vector<AccessInfo> accesses;    // races: the earlier and the later access
   std::string detail;                  // more lines (stuck threads of a deadlock, ...)
+  // A note (RunResult::notes) that reports print as a warning: what the PTX
+  // ISA leaves undefined but the hardware does something definite with.
+  bool warning = false;
   std::string text() const;            // the full human-readable report
 };
 

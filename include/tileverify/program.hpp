@@ -287,7 +287,8 @@ enum class Opcode : std::uint8_t {
   // elect.sync d|p, membermask: dst {d, p} (d: the elected lane; p: whether this lane is it;
   // either may be the sink, then dst holds kNoReg for it); src {membermask}. A masked warp sync.
   ElectSync,
-  // barrier.cluster.arrive{.release,.relaxed}{.aligned} (mode 0) / barrier.cluster.wait{.acquire}{.aligned} (mode 1).
+  // barrier.cluster.arrive{.release}{.aligned} (mode 0) / barrier.cluster.wait{.acquire}{.aligned} (mode 1) /
+  // barrier.cluster.arrive.relaxed{.aligned} (mode 2).
   ClusterBar,
   // mapa{.shared::cluster}.u32/u64 d, a, rank: the address a has in the shared memory of CTA rank.
   Mapa,
@@ -320,12 +321,13 @@ enum class FenceKind : std::uint8_t {
   MbarrierInit, // fence.mbarrier_init.release.cluster
   SetMaxNReg,   // setmaxnreg.{inc,dec}.sync.aligned.u32: a register-allocation hint, no effect on values
 };
-// Instr::mode bits of MbarArrive and MbarWait.
+// Instr::mode bits of MbarArrive and MbarWait. kRelaxed: .relaxed (no
+// release / acquire semantics; the default is .release / .acquire).
 struct MbarArriveFlags {
-  static constexpr std::uint8_t kDrop = 1, kExpectTx = 2, kRemote = 4, kNoComplete = 8;
+  static constexpr std::uint8_t kDrop = 1, kExpectTx = 2, kRemote = 4, kNoComplete = 8, kRelaxed = 16;
 };
 struct MbarWaitFlags {
-  static constexpr std::uint8_t kParity = 1, kTry = 2;
+  static constexpr std::uint8_t kParity = 1, kTry = 2, kRelaxed = 4;
 };
 // A destination register that is the sink '_' (elect.sync's unused outputs).
 constexpr std::uint32_t kNoReg = 0xffffffffu;

@@ -145,7 +145,7 @@ std::string Report::text() const {
     if (!restates(d, error)) os << in_source_names(d).text();
   // Findings that leave the verdict alone come after the evidence for it.
   for (const Diagnostic& d : notes)
-    os << (d.kind == DiagKind::BarrierDivergence ? "warning: " : "note: ") << in_source_names(d).text();
+    os << (d.kind == DiagKind::BarrierDivergence || d.warning ? "warning: " : "note: ") << in_source_names(d).text();
   if (mismatch) {
     os << (verdict == Outcome::Unknown ? "  first undecided output: " : "  first differing output: ") << mismatch->output << "[" << mismatch->element << "]";
     if (mismatch->cta.x || mismatch->cta.y || mismatch->cta.z)

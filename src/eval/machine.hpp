@@ -73,6 +73,7 @@ class Machine {
   // ------------------------------------------------------------ setup
   // The memories of the arguments and module variables (machine_setup.cpp).
   void setup();
+  void setup_tensor_maps();
   // Whether an input element's symbol is made when something first reads it
   // (see fill_inputs).
   static constexpr bool kLazyInputs = std::is_same<D, SymbolicDomain>::value;
@@ -256,6 +257,10 @@ class Machine {
           v.kind = VKind::Ptr;
           v.buf = param_buf_[o.index];
           v.i = 0;
+        } else if (a.is_tensor_map) {  // the parameter's address: where TMA finds the map (machine_async.cpp)
+          v.kind = VKind::Ptr;
+          v.buf = map_desc_buf_[o.index];
+          v.i = o.imm;
         } else {
           v.kind = VKind::Int;
           v.i = a.scalar;
@@ -705,8 +710,94 @@ class Machine {
   // ------------------------------------------------------------ async
   // mbarrier objects, TMA and bulk copies, cluster barriers, proxy fences
   // (machine_async.cpp). async_step runs one such instruction of thread t;
-  // false: t now waits (its pc stays), true: it moved on.
+  // false: t now waits (its pc stays), true: it moved on. The model and its
+  // rules: docs/evaluator.md, "Asynchronous operations (sm_90)".
   bool async_step(std::uint32_t t, const Instr& in);
+
+  // An mbarrier object (PTX ISA, "mbarrier"): the 8 bytes at (buf, byte)
+  // of shared memory, its phase, arrival and tx counts, and for the race
+  // check the join of the clocks of what released into its current phase
+  // (arrives with .release, and the async copies whose complete-tx counted)
+  // and of its last completed phase (what a successful wait acquires).
+  struct Mbar {
+    std::uint32_t buf = 0;
+    std::int64_t byte = 0;
+    bool valid = false, invalidated = false;
+    std::uint32_t expected = 0, pending = 0;
+    std::int64_t tx = 0, tx_expected = 0, tx_done = 0;  // tx-count; bytes expected and completed this phase
+    std::uint64_t phase = 0;
+    std::uint32_t init_thread = 0, init_pc = 0;
+    std::vector<std::uint32_t> clock, done;   // w_ wide or shorter (missing entries are 0)
+    std::vector<std::int64_t> arrived;        // per thread: the last phase it arrived in (-1: never)
+    std::vector<std::uint32_t> waiters;       // threads blocked in a retry loop on it
+  };
+  // An asynchronous copy's identity for the race check: vector-clock column
+  // n_ + its index. The issuing thread and instruction name it in reports.
+  struct Agent {
+    std::uint32_t thread = 0, pc = 0;
+    bool write = false;
+  };
+  // A store's agents in its thread's bulk async-group (cp.async.bulk.commit_group).
+  struct BulkOp {
+    std::uint32_t read_agent = kNone, write_agent = kNone;
+  };
+  struct BulkGroups {
+    std::vector<BulkOp> open;
+    std::deque<std::vector<BulkOp>> committed;  // oldest first
+    std::size_t read_done = 0;                   // the oldest groups whose reads a wait_group.read retired
+  };
+  Mbar& mbar_of(std::uint32_t t, const Operand& o, bool init);
+  std::string mbar_name(const Mbar& b) const;
+  void mbar_access(std::uint32_t t, const Mbar& b, bool init_or_inval);
+  void mbar_release(std::uint32_t t, Mbar& b);
+  void mbar_complete(Mbar& b, std::uint32_t bar);
+  void mbar_complete_tx(std::uint32_t agent, Mbar& b, std::uint32_t bar, std::int64_t bytes);
+  bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
+  void mbar_acquire(std::uint32_t t, const Mbar& b);
+  bool mbar_wait(std::uint32_t t, const Instr& in);
+  bool retry_wait(std::uint32_t pc);
+  void cluster_bar(std::uint32_t t, const Instr& in, bool* waits);
+  bool release_cluster_wait(std::uint32_t t);
+  std::uint32_t new_agent(std::uint32_t t, bool write);
+  void agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool write, bool async_read_of_shared);
+  void check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+  void tma(std::uint32_t t, const Instr& in);
+  void bulk_copy(std::uint32_t t, const Instr& in);
+  void bulk_wait(std::uint32_t t, const Instr& in);
+  const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::uint32_t* arg);
+  void async_proxy_fence(std::uint32_t t);
+  // Deadlock reports: the line for threads blocked on barrier `bar` (an
+  // mbarrier index; kNone: barrier.cluster.wait), and the threads they wait for.
+  std::string async_wait_text(std::uint32_t pc, std::uint32_t bar, const std::vector<std::uint32_t>& threads,
+                              std::vector<std::uint32_t>* needs, std::string* summary);
+  std::uint32_t mbar_waiting_on(std::uint32_t t) const;
+  // A plain access (or a copy) touching the bytes of an mbarrier in use or
+  // of a tensor map (Memory::pending's marks): unsupported.
+  [[noreturn]] void special_cell(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc);
+  // Race reports: an access's name ("TMA write" for an agent's) and the
+  // lines that explain an asynchronous copy's part in a race.
+  std::string async_access_name(Access k, std::uint32_t pc) const;
+  std::string async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc) const;
+  bool any_running() const;
+  // A run's async state, made at the first async instruction: programs
+  // without one pay nothing (w_ stays n_).
+  std::uint32_t w_ = 0;  // vector-clock width: n_ threads, then the agents' columns
+  std::vector<Agent> agents_;
+  std::vector<Mbar> mbars_;
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> mbar_at_;  // (buf, byte) -> index into mbars_
+  std::vector<BulkGroups> bulk_groups_;                                        // per thread, made on first use
+  // Per thread: 1 + its own clock at its last fence.proxy.async (0: none):
+  // its generic-proxy writes at a smaller clock are ordered before the
+  // async proxy's later accesses (PTX ISA, "Memory Consistency Model",
+  // proxies). Empty until a proxy fence runs. wgmma's shared-memory
+  // operands read through the async proxy too (helper code may share it).
+  std::vector<std::uint32_t> async_proxy_fence_;
+  std::vector<std::uint64_t> cluster_arrived_, cluster_waited_;  // per thread: barrier.cluster arrives and waits
+  std::map<std::uint64_t, std::vector<std::uint32_t>> cluster_clock_;  // per cluster-barrier phase: the arrivals' join
+  std::vector<std::uint8_t> retry_wait_;   // per pc: 0 unknown, 1 a retry loop's wait, 2 not one
+  std::vector<std::uint8_t> async_noted_;  // per pc: a warning note was made
+  std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
+  std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)
 
   // ------------------------------------------------------------ wmma
   // wmma.load, wmma.mma and wmma.store (machine_warp.cpp).
@@ -739,7 +830,7 @@ class Machine {
   std::vector<char> constant_made_;
   std::vector<TState> state_;
   std::vector<std::uint32_t> pc_;
-  std::vector<std::uint32_t> vc_;  // n x n vector clocks
+  std::vector<std::uint32_t> vc_;  // n x w_ vector clocks (w_ = n_ unless async copies add columns)
   std::vector<Memory<V>> mem_;
   std::vector<std::uint32_t> param_buf_, decl_buf_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread

@@ -337,6 +337,10 @@ void Machine<D>::check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a
 template <class D>
 void Machine<D>::load(std::uint32_t t, const Instr& in) {
   if (in.space == Space::Param) {
+    if (in.src[0].kind == Operand::Kind::Param && l_.args[in.src[0].index].is_tensor_map)
+      fail(DiagKind::Unsupported, t,
+           "a load of the bytes of the tensor map '" + p_.params[in.src[0].index].name +
+               "': tileverify models tensor maps as what TMA reads, not as their 128-byte encoding");
     set(t, in.dst[0], operand(t, in.src[0]));
     return;
   }

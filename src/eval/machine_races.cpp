@@ -17,22 +17,33 @@ namespace tileverify::machine {
 template <class D>
 void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
                       Access other_kind, Access kind, std::uint32_t pc) {
+  // An asynchronous copy's agent (a clock column past the threads) is
+  // reported as its issuing thread and instruction.
+  if (other >= n_ && other != kNone) {
+    other_kind = other_kind == Access::Read ? Access::AgentRead : Access::AgentWrite;
+    other = agents_[other - n_].thread;
+  }
   Diagnostic d;
   d.kind = DiagKind::Race;
   // The element in the buffer's unit (a tensor's dtype, an untyped array's
   // first access width), as the kernel indexes it.
   const std::uint64_t e = m.element_of(c);
+  auto name = [&](Access k, std::uint32_t at) { return async_access_name(k, at); };
   d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(e) +
-              "] between thread " + std::to_string(other) + " (" + access_name(other_kind) + ") and thread " +
-              std::to_string(t) + " (" + access_name(kind) + ")";
+              "] between thread " + std::to_string(other) + " (" + name(other_kind, other_pc) + ") and thread " +
+              std::to_string(t) + " (" + name(kind, pc) + ")";
   d.loc = p_.code[pc].loc;
   d.threads = {other, t};
   d.buffer = m.name;
   d.element = std::int64_t(e);
   auto info = [&](std::uint32_t u, std::uint32_t upc, Access k) {
-    return AccessInfo{u, upc, k != Access::Read, p_.code[upc].loc, p_.instr_text(upc), access_name(k)};
+    return AccessInfo{u, upc, k != Access::Read && k != Access::AgentRead, p_.code[upc].loc, p_.instr_text(upc),
+                      name(k, upc)};
   };
   d.accesses = {info(other, other_pc, other_kind), info(t, pc, kind)};
+  if (other_kind == Access::AgentRead || other_kind == Access::AgentWrite || kind == Access::AgentRead ||
+      kind == Access::AgentWrite)
+    d.detail = async_race_detail(other_kind, other_pc, kind, pc);
   throw Stop{d};
 }
 
@@ -40,20 +51,22 @@ void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_
 // and atomics are one epoch until two unordered ones meet, then a vector clock.
 template <class D>
 bool Machine<D>::ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
-  return u == t || vc_[std::size_t(t) * n_ + u] > clock;
+  return u == t || vc_[std::size_t(t) * w_ + u] > clock;
 }
 
 template <class D>
 void Machine<D>::add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc) {
-  std::uint32_t clock = vc_[std::size_t(t) * n_ + t];
+  std::uint32_t clock = vc_[std::size_t(t) * w_ + t];
   if (e.set >= 0) {
-    read_sets_[std::size_t(e.set)][t] = {clock + 1, pc};
+    auto& set = read_sets_[std::size_t(e.set)];
+    if (set.size() < w_) set.resize(w_, {0, 0});  // agents were added since it was made
+    set[t] = {clock + 1, pc};
   } else if (e.thread == kNone || ordered(t, e.thread, e.clock)) {
     e.thread = t;
     e.clock = clock;
     e.pc = pc;
   } else {  // two unordered accesses: keep both
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(n_, {0, 0});
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(w_, {0, 0});
     set[e.thread] = {e.clock + 1, e.pc};
     set[t] = {clock + 1, pc};
     e.set = new_read_set(std::move(set));
@@ -66,7 +79,7 @@ template <class F>
 void Machine<D>::for_unordered(const Epochs& e, std::uint32_t t, F f) {
   if (e.set >= 0) {
     const auto& set = read_sets_[std::size_t(e.set)];
-    for (std::uint32_t u = 0; u < n_; ++u)
+    for (std::uint32_t u = 0; u < set.size(); ++u)
       if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) f(u, set[u].second);
   } else if (e.thread != kNone && !ordered(t, e.thread, e.clock)) {
     f(e.thread, e.pc);
@@ -97,6 +110,7 @@ std::int32_t Machine<D>::new_read_set(std::vector<std::pair<std::uint32_t, std::
 template <class D>
 void Machine<D>::check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc) {
   if (m.pending.empty() || m.pending[c] == 0) return;
+  if (m.pending[c] >= kMapCell) special_cell(t, m, c, kind, pc);  // an mbarrier's or a tensor map's bytes
   const AsyncCopy<V>& cp = copies_[m.pending[c] - 1];
   race(t, m, c, cp.thread, cp.pc, Access::AsyncWrite, kind, pc);
 }
@@ -276,7 +290,7 @@ void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::
       more.push_back(WriteEpoch{s.w_thread, s.w_clock, s.w_pc});
   }
   s.w_thread = t;
-  s.w_clock = vc_[std::size_t(t) * n_ + t];
+  s.w_clock = vc_[std::size_t(t) * w_ + t];
   s.w_pc = pc;
 }
 
@@ -300,6 +314,112 @@ void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std:
     if (other.mode != in.mode || other.type != in.type) race(t, m, c, u, upc, Access::Atomic, Access::Atomic, pc);
   });
   add_epoch(s.atomics, t, pc);
+}
+
+// ------------------------------------------------------------ async accesses
+
+// mbarrier.arrive / expect_tx / complete_tx / test_wait / try_wait on the
+// cells of a barrier: atomic-like accesses that commute with each other
+// (the barrier's state is the same in every order of them), so they never
+// race among themselves; against mbarrier.init, mbarrier.inval (plain
+// writes, check_write) and plain reads they do, unless ordered.
+template <class D>
+void Machine<D>::check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+  if (!o_.check_races) return;
+  Shadow& s = m.shadow[c];
+  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Write, Access::Atomic, pc);
+  });
+  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Read, Access::Atomic, pc);
+  });
+  add_epoch(s.atomics, t, pc);
+}
+
+// An access of cell c by agent a (an asynchronous copy, checked when its
+// thread issues it: see machine_async.cpp). It is ordered after what its
+// issuing thread had done or synchronized with then; a thread's later
+// access is ordered after it only through the agent's clock column (an
+// mbarrier phase its complete-tx counted toward, or a bulk wait_group).
+// A read of shared memory through the async proxy (a TMA store's or bulk
+// copy's source) must also follow a fence.proxy.async of the thread whose
+// generic-proxy write it reads (PTX ISA, "Memory Consistency Model",
+// "Proxies": accesses to one location through different proxies need a
+// proxy fence between them).
+template <class D>
+void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool write, bool async_read_of_shared) {
+  const Agent& ag = agents_[a - n_];
+  const std::uint32_t t = ag.thread, pc = ag.pc;
+  const Access kind = write ? Access::AgentWrite : Access::AgentRead;
+  touch(m, c, write ? Touch::kWrite : Touch::kRead, t, pc);
+  check_pending(t, m, c, kind, pc);
+  if (!o_.check_races || m.per_thread) return;
+  Shadow& s = m.shadow[c];
+  auto is_ordered = [&](std::uint32_t u, std::uint32_t clock) { return u == a || ordered(t, u, clock); };
+  auto unfenced = [&](std::uint32_t u, std::uint32_t clock) {
+    return async_read_of_shared && u < n_ && (async_proxy_fence_.empty() || clock >= async_proxy_fence_[u]);
+  };
+  auto proxy_race = [&](std::uint32_t u, std::uint32_t upc) {
+    try {
+      race(t, m, c, u, upc, Access::Write, kind, pc);
+    } catch (Stop& st) {
+      st.diag.message += ": the generic-proxy write is not followed by a fence.proxy.async in its thread";
+      st.diag.detail =
+          "  TMA and the bulk copies read shared memory through the async proxy; a write through the generic\n"
+          "  proxy (st.shared) is visible to it only after the writing thread executes fence.proxy.async\n"
+          "  (PTX ISA, Memory Consistency Model, proxies; CUDA's fence_proxy_async_shared_cta()), before the\n"
+          "  synchronization that orders it with the copy's issue\n";
+      throw;
+    }
+  };
+  auto each_write = [&](auto f) {
+    if (s.w_thread != kNone) f(s.w_thread, s.w_clock, s.w_pc);
+    if (s.w_more >= 0)
+      for (const WriteEpoch& w : write_sets_[std::size_t(s.w_more)]) f(w.thread, w.clock, w.pc);
+  };
+  each_write([&](std::uint32_t u, std::uint32_t clock, std::uint32_t upc) {
+    if (!is_ordered(u, clock)) race(t, m, c, u, upc, Access::Write, kind, pc);
+    if (unfenced(u, clock)) proxy_race(u, upc);
+  });
+  auto each_unordered = [&](const Epochs& e, Access other) {
+    if (e.set >= 0) {
+      const auto& set = read_sets_[std::size_t(e.set)];
+      for (std::uint32_t u = 0; u < set.size(); ++u)
+        if (set[u].first != 0 && !is_ordered(u, set[u].first - 1)) race(t, m, c, u, set[u].second, other, kind, pc);
+    } else if (e.thread != kNone && !is_ordered(e.thread, e.clock)) {
+      race(t, m, c, e.thread, e.pc, other, kind, pc);
+    }
+  };
+  each_unordered(s.atomics, Access::Atomic);
+  if (write) {
+    each_unordered(s.reads, Access::Read);
+    clear_epochs(s.reads);
+    clear_epochs(s.atomics);
+    if (s.w_more >= 0) {
+      write_sets_[std::size_t(s.w_more)].clear();
+      free_write_sets_.push_back(s.w_more);
+      s.w_more = -1;
+    }
+    s.w_thread = a;  // the agent's own clock is 0; a thread that acquired it holds 1 in its column
+    s.w_clock = 0;
+    s.w_pc = pc;
+    return;
+  }
+  Epochs& e = s.reads;
+  if (e.set >= 0) {
+    auto& set = read_sets_[std::size_t(e.set)];
+    if (set.size() < w_) set.resize(w_, {0, 0});
+    set[a] = {1, pc};
+  } else if (e.thread == kNone || is_ordered(e.thread, e.clock)) {
+    e.thread = a;
+    e.clock = 0;
+    e.pc = pc;
+  } else {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(w_, {0, 0});
+    set[e.thread] = {e.clock + 1, e.pc};
+    set[a] = {1, pc};
+    e.set = new_read_set(std::move(set));
+  }
 }
 
 // A copy of a cell's shadow for a cell re-gridding cut from it: the read

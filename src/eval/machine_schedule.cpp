@@ -46,7 +46,9 @@ void Machine<D>::schedule() {
     bool all_done = true;
     for (std::uint32_t t = 0; t < n_; ++t) all_done = all_done && state_[t] == TState::Done;
     if (all_done) return;
-    if (!release_groups()) deadlock();
+    // Threads an mbarrier phase released (machine_async.cpp) run again even
+    // when no group of waiting threads completed.
+    if (!release_groups() && !any_running()) deadlock();
   }
 }
 
@@ -238,6 +240,11 @@ bool Machine<D>::release_groups() {
     const Instr& in = p_.code[pc_[t]];
     if (counted(in)) {
       any = release_counted(t) || any;
+      continue;
+    }
+    if (in.op == Opcode::MbarWait) continue;  // released when its phase completes (mbar_complete)
+    if (in.op == Opcode::ClusterBar) {
+      any = release_cluster_wait(t) || any;
       continue;
     }
     group.clear();
@@ -432,8 +439,9 @@ void Machine<D>::barrier_divergence(std::uint32_t t, const std::vector<std::uint
 template <class D>
 void Machine<D>::deadlock() {
   struct Group {
-    std::uint32_t pc = 0, mask = 0;
+    std::uint32_t pc = 0, mask = 0;  // mask: an mbarrier waiter's barrier
     std::vector<std::uint32_t> threads, needs;
+    std::string text = {}, summary = {};  // an mbarrier or cluster-barrier waiter's lines (async_wait_text)
   };
   std::vector<Group> groups;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index;
@@ -442,17 +450,21 @@ void Machine<D>::deadlock() {
   for (std::uint32_t t = 0; t < n_; ++t) {
     if (state_[t] == TState::Done) ++done;
     if (state_[t] != TState::Wait) continue;
-    const bool masked = p_.code[pc_[t]].op != Opcode::Bar;
-    auto key = std::make_pair(pc_[t], masked ? wait_mask_[t] : 0u);
+    const Opcode wop = p_.code[pc_[t]].op;
+    const bool masked = wop != Opcode::Bar && wop != Opcode::MbarWait && wop != Opcode::ClusterBar;
+    // Threads blocked on an mbarrier are grouped by the barrier they wait on.
+    auto key = std::make_pair(pc_[t], masked ? wait_mask_[t] : wop == Opcode::MbarWait ? mbar_waiting_on(t) : 0u);
     auto it = index.emplace(key, groups.size()).first;
-    if (it->second == groups.size()) groups.push_back(Group{key.first, key.second, {}, {}});
+    if (it->second == groups.size()) groups.push_back(Group{key.first, key.second, {}, {}, {}, {}});
     groups[it->second].threads.push_back(t);
     group_of[t] = it->second;
   }
   for (Group& g : groups) {
     const std::uint32_t rep = g.threads[0];
     const Instr& in = p_.code[g.pc];
-    if (in.op == Opcode::Bar) {
+    if (in.op == Opcode::MbarWait || in.op == Opcode::ClusterBar) {
+      g.text = async_wait_text(g.pc, in.op == Opcode::MbarWait ? g.mask : kNone, g.threads, &g.needs, &g.summary);
+    } else if (in.op == Opcode::Bar) {
       for (std::uint32_t u = 0; u < n_; ++u) {
         if (state_[u] == TState::Done) continue;
         const Instr& other = p_.code[pc_[u]];
@@ -517,9 +529,19 @@ void Machine<D>::deadlock() {
   d.kind = DiagKind::Deadlock;
   d.message = "no thread can make progress: " + std::to_string(n_ - done) +
               " threads wait at syncs whose thread sets never complete";
+  for (const Group& g : groups)
+    if (!g.summary.empty()) {  // the first barrier wait, in the message's line
+      d.message += " (" + g.summary + ")";
+      break;
+    }
   d.loc = p_.code[groups[0].pc].loc;
   std::ostringstream os;
   for (const Group& g : groups) {
+    if (!g.text.empty()) {
+      os << g.text;
+      d.threads.insert(d.threads.end(), g.threads.begin(), g.threads.end());
+      continue;
+    }
     os << "  waiting at " << p_.code[g.pc].loc.with_source() << " (" << p_.instr_text(g.pc) << "): threads "
        << thread_list(g.threads);
     if (p_.code[g.pc].op != Opcode::Bar) os << " with mask " << hex(g.mask);
@@ -583,13 +605,13 @@ void Machine<D>::deadlock() {
 template <class D>
 void Machine<D>::join_clocks(const std::vector<std::uint32_t>& group) {
   if (!o_.check_races || group.empty()) return;
-  for (std::uint32_t u : group) ++vc_[std::size_t(u) * n_ + u];
-  std::vector<std::uint32_t> j(n_, 0);
+  for (std::uint32_t u : group) ++vc_[std::size_t(u) * w_ + u];
+  std::vector<std::uint32_t> j(w_, 0);
   for (std::uint32_t u : group) {
-    const std::uint32_t* c = &vc_[std::size_t(u) * n_];
-    for (std::uint32_t k = 0; k < n_; ++k) j[k] = std::max(j[k], c[k]);
+    const std::uint32_t* c = &vc_[std::size_t(u) * w_];
+    for (std::uint32_t k = 0; k < w_; ++k) j[k] = std::max(j[k], c[k]);
   }
-  for (std::uint32_t u : group) std::copy(j.begin(), j.end(), vc_.begin() + std::ptrdiff_t(std::size_t(u) * n_));
+  for (std::uint32_t u : group) std::copy(j.begin(), j.end(), vc_.begin() + std::ptrdiff_t(std::size_t(u) * w_));
 }
 
 // ------------------------------------------------------------ execution
@@ -669,6 +691,12 @@ void Machine<D>::step(std::uint32_t t) {
     case Opcode::ClusterBar:
     case Opcode::Mapa:
       if (!async_step(t, in)) return;  // t waits
+      break;
+    case Opcode::Fence:
+      // fence.proxy.async orders this thread's generic-proxy writes before
+      // the async proxy's accesses (machine_async.cpp); other fences add no
+      // happens-before edge (docs/evaluator.md, "Fences").
+      if (in.mode == std::uint8_t(FenceKind::ProxyAsync)) async_proxy_fence(t);
       break;
     case Opcode::Ld:
       load(t, in);
@@ -774,6 +802,20 @@ void Machine<D>::schedule_dependent(std::uint32_t t, std::uint32_t sched, const 
                           "  to return 0 in our test, which no GPU promises\n"
                         : "  a register holds no defined value until it is written (a predicated load that this\n"
                           "  thread skipped, say): reading it is harmless only while the value is discarded\n");
+    throw Stop{d};
+  }
+  if (p_.code[atom_pc].op == Opcode::MbarWait) {
+    // test_wait / try_wait outside a retry loop (machine_async.cpp, retry_wait).
+    Diagnostic d;
+    d.kind = DiagKind::Race;
+    d.message = what + " depends on whether an mbarrier phase had completed when test_wait / try_wait ran, which "
+                       "depends on the schedule";
+    d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
+    if (t != kNone) d.threads = {t};
+    d.detail = "  the wait: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) +
+               "\n  mbarrier.test_wait never blocks and mbarrier.try_wait may return false before the phase completes\n"
+               "  (PTX ISA, mbarrier.test_wait / mbarrier.try_wait): only a loop that retries until it returns true\n"
+               "  waits for the phase; any other use of the result sees the timing\n";
     throw Stop{d};
   }
   Diagnostic d;

@@ -33,6 +33,7 @@ void Machine<D>::setup() {
   arrival_.assign(n_, 0);
   pc_.assign(n_, 0);
   vc_.assign(std::size_t(n_) * n_, 0);
+  w_ = n_;  // async copies add columns (machine_async.cpp, new_agent)
   param_buf_.assign(p_.params.size(), kNone);
   for (std::size_t i = 0; i < p_.params.size(); ++i) {
     const LaunchArg& a = l_.args[i];
@@ -62,6 +63,7 @@ void Machine<D>::setup() {
     param_buf_[i] = std::uint32_t(mem_.size());
     mem_.push_back(std::move(m));
   }
+  setup_tensor_maps();
   decl_buf_.assign(p_.buffers.size(), kNone);
   for (std::size_t i = 0; i < p_.buffers.size(); ++i) {
     const BufferDecl& b = p_.buffers[i];
@@ -110,6 +112,101 @@ void Machine<D>::setup() {
     fill_initial(m);
     decl_buf_[i] = std::uint32_t(mem_.size());
     mem_.push_back(std::move(m));
+  }
+}
+
+// CUtensorMap parameters (LaunchArg::is_tensor_map): each gets a small
+// descriptor memory, which the parameter's address points to (nvcc passes
+// `mov.b64 %rd, k_param_0; cvta.param.u64 %rd, %rd` to TMA), and its tensor
+// a global memory, shared with any other argument that names the same
+// tensor (a pointer to it, or a second map over it): outputs are collected
+// by tensor name. The map must be one cuTensorMapEncodeTiled accepts (CUDA
+// Driver API, "Tensor Map Object Management"), else the launch is bad.
+template <class D>
+void Machine<D>::setup_tensor_maps() {
+  map_desc_buf_.assign(p_.params.size(), kNone);
+  map_tensor_buf_.assign(p_.params.size(), kNone);
+  for (std::size_t i = 0; i < p_.params.size(); ++i) {
+    const LaunchArg& a = l_.args[i];
+    if (!a.is_tensor_map) continue;
+    const std::string& pname = p_.params[i].name;
+    const TensorMap& mp = a.map;
+    const TensorArg& ta = a.tensor;
+    const std::size_t rank = mp.dims.size();
+    const std::string what = "the tensor map '" + pname + "' (over '" + ta.name + "')";
+    if (rank < 1 || rank > 5) bad_launch(what + " has rank " + std::to_string(rank) + ": a tensor map has 1 to 5 dimensions");
+    if (mp.box.size() != rank || (!mp.strides.empty() && mp.strides.size() != rank - 1) ||
+        (!mp.element_strides.empty() && mp.element_strides.size() != rank))
+      bad_launch(what + " needs one box size and element stride per dimension and rank - 1 strides");
+    const std::uint64_t esize = dtype_bytes(ta.dtype);
+    std::uint64_t last = 0;  // the last byte an element of the map's dims can reach
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (mp.dims[d] == 0 || mp.dims[d] > (std::uint64_t(1) << 32))
+        bad_launch(what + ": dimension " + std::to_string(d) + " must be between 1 and 2^32");
+      if (mp.box[d] == 0 || mp.box[d] > 256)
+        bad_launch(what + ": box size " + std::to_string(mp.box[d]) + " in dimension " + std::to_string(d) +
+                   " is not between 1 and 256 (cuTensorMapEncodeTiled)");
+      std::uint64_t stride = esize;
+      if (d > 0) {
+        if (mp.strides.empty()) {
+          stride = esize;
+          for (std::size_t e = 0; e < d; ++e) stride = mul_sat(stride, mp.dims[e]);
+        } else {
+          stride = mp.strides[d - 1];
+        }
+        if (stride % 16 != 0) bad_launch(what + ": global strides must be multiples of 16 bytes (cuTensorMapEncodeTiled)");
+      }
+      last += mul_sat(mp.dims[d] - 1, stride);
+    }
+    if ((mp.box[0] * esize) % 16 != 0)
+      bad_launch(what + ": the inner box dimension is " + std::to_string(mp.box[0] * esize) +
+                 " bytes, which must be a multiple of 16 (cuTensorMapEncodeTiled)");
+    // The tensor: one memory per tensor name.
+    std::uint32_t buf = kNone;
+    for (std::size_t j = 0; j < p_.params.size() && buf == kNone; ++j) {
+      const std::uint32_t b = j < i && map_tensor_buf_[j] != kNone ? map_tensor_buf_[j] : param_buf_[j];
+      if (b != kNone && mem_[b].name == ta.name) buf = b;
+    }
+    if (buf != kNone) {
+      const Memory<V>& m = mem_[buf];
+      if (m.dtype != ta.dtype || m.elements() != ta.elements() || m.role != ta.role)
+        bad_launch(what + " and another argument name the tensor '" + ta.name +
+                   "' with a different dtype, shape or role: they must describe one tensor");
+    } else {
+      Memory<V> m;
+      m.name = ta.name;
+      m.space = Space::Global;
+      m.dtype = ta.dtype;
+      m.role = ta.role;
+      const std::uint64_t elements = ta.elements();
+      reserve_cells(m, "tensor '" + m.name + "'", elements);
+      typed(m, elements, std::uint32_t(esize));
+      m.cells.resize(m.ncells);
+      if (o_.check_races) m.shadow.resize(m.ncells);
+      if (ta.init != TensorInit::Default && m.role == Role::In)
+        bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
+      if (ta.init == TensorInit::Value)
+        fill_value(m, ta);
+      else if (m.role == Role::In || m.role == Role::InOut || ta.init == TensorInit::Input)
+        fill_inputs(m);
+      buf = std::uint32_t(mem_.size());
+      mem_.push_back(std::move(m));
+    }
+    if (last + esize > mem_[buf].bytes)
+      bad_launch(what + ": its dimensions and strides reach byte " + std::to_string(last + esize) + " of '" + ta.name +
+                 "', which has " + std::to_string(mem_[buf].bytes) + " bytes");
+    map_tensor_buf_[i] = buf;
+    // The descriptor: 128 bytes (a .param .b8 [128]) that only TMA reads.
+    Memory<V> d;
+    d.name = pname;
+    d.space = Space::Param;
+    d.dtype = DType::B64;
+    d.read_only = true;
+    typed(d, 16, 8);
+    d.cells.resize(16);
+    d.pending.assign(16, kMapCell);
+    map_desc_buf_[i] = std::uint32_t(mem_.size());
+    mem_.push_back(std::move(d));
   }
 }
 

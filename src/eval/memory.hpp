@@ -33,6 +33,8 @@ template <class V>
 struct Val;  // machine.hpp
 
 inline constexpr std::uint32_t kNone = UINT32_MAX;
+// Memory::pending marks of cells that are no copy's (machine_async.cpp).
+inline constexpr std::uint32_t kMbarCell = UINT32_MAX, kMapCell = UINT32_MAX - 1;
 
 // A cell: a value and its tag, which says what slice of a stored value the
 // cell holds and which store made it. Deriving from Val puts the tag in
@@ -98,7 +100,9 @@ struct WriteEpoch {
   std::uint32_t thread, clock, pc;
 };
 
-enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite };
+// AgentRead / AgentWrite: an asynchronous copy's (TMA, cp.async.bulk)
+// access, made by its agent (machine_async.cpp); reports name the copy.
+enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite, AgentRead, AgentWrite };
 
 inline const char* access_name(Access a) {
   switch (a) {
@@ -106,6 +110,8 @@ inline const char* access_name(Access a) {
     case Access::Write: return "write";
     case Access::Atomic: return "atomic";
     case Access::AsyncWrite: return "cp.async write";
+    case Access::AgentRead: return "async read";
+    case Access::AgentWrite: return "async write";
   }
   return "?";
 }
@@ -131,7 +137,9 @@ struct Memory {
   std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
   std::vector<Cell<V>> cells;
   std::vector<Shadow> shadow;
-  std::vector<std::uint32_t> pending;  // per cell: id of a cp.async not yet retired (0: none); empty until one targets it
+  // per cell: id of a cp.async not yet retired (0: none; kMbarCell, kMapCell: the bytes of an mbarrier in
+  // use or of a tensor map, which plain accesses may not touch); empty until one targets it
+  std::vector<std::uint32_t> pending;
   std::vector<Touch> touches;          // tensor arguments, with RunOptions::record_touches: per element (unit)
 
   void set_granule(std::uint32_t size) {

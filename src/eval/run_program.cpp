@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <string>
@@ -63,9 +64,12 @@ RunResult<D> Machine<D>::run() {
 // one is unsupported, naming the stores).
 template <class D>
 void Machine<D>::collect(RunResult<D>& r) {
-  for (std::size_t i = 0; i < p_.params.size(); ++i) {
-    if (param_buf_[i] == kNone) continue;
-    Memory<V>& m = mem_[param_buf_[i]];  // read_cell() makes the symbols of inputs never read
+  std::vector<std::uint32_t> bufs = param_buf_;
+  for (std::uint32_t b : map_tensor_buf_)  // tensors only tensor maps name (machine_setup.cpp), once each
+    if (b != kNone && std::find(bufs.begin(), bufs.end(), b) == bufs.end()) bufs.push_back(b);
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    if (bufs[i] == kNone) continue;
+    Memory<V>& m = mem_[bufs[i]];  // read_cell() makes the symbols of inputs never read
     const std::size_t elements = std::size_t(m.elements());
     if (o_.record_touches) {
       auto& tv = r.touches[m.name];

@@ -98,19 +98,27 @@ TEST_CASE("a cp.async with a source size below its copy size fills the rest with
   for (std::size_t t = 0; t < 32; ++t) CHECK(*run.outputs.at("y")[t] == doctest::Approx(t < 20 ? x[t] : 0.0));
 }
 
-TEST_CASE("bulk copies (TMA) and mbarrier completion are unsupported, with file:line:column") {
+TEST_CASE("the forms of bulk copies and TMA that stay unsupported say why, with file:line:column") {
+  // TMA loads and stores of .tile boxes and cp.async.bulk with mbarrier
+  // completion or bulk groups are modelled (tests/eval/mbarrier_test.cpp);
+  // im2col, reductions, copies between the CTAs of a cluster and the
+  // mbarrier completion of the non-bulk cp.async are not.
   const std::string head = ".version 9.0\n.target sm_90\n.address_size 64\n"
-                           ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n";
-  ptx::Error bulk = lower_error_of(
-      head + "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 256, [%r2];\n}\n", "k");
-  CHECK(bulk.loc.line == 8);
-  CHECK(bulk.loc.column == 3);
-  CHECK(bulk.message.find("cp.async.bulk.shared::cluster") != std::string::npos);
-  CHECK(bulk.message.find("TMA") != std::string::npos);
-  ptx::Error tensor = lower_error_of(
-      head + "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r2];\n}\n",
+                           ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n  .reg .b16 %rs<4>;\n";
+  ptx::Error im2col = lower_error_of(
+      head + "  cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r2}], [%r2], {%rs1};\n}\n",
       "k");
-  CHECK(tensor.message.find("TMA") != std::string::npos);
+  CHECK(im2col.loc.line == 9);
+  CHECK(im2col.loc.column == 3);
+  CHECK(im2col.unsupported);
+  CHECK(im2col.message.find("im2col") != std::string::npos);
+  ptx::Error reduce = lower_error_of(
+      head + "  cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {%r2, %r3}], [%r1];\n}\n", "k");
+  CHECK(reduce.unsupported);
+  ptx::Error peer = lower_error_of(
+      head + "  cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], 256, [%r3];\n}\n", "k");
+  CHECK(peer.unsupported);
+  CHECK(peer.message.find("cluster") != std::string::npos);
   ptx::Error arrive = lower_error_of(head + "  cp.async.mbarrier.arrive.shared.b64 [%r1];\n}\n", "k");
   CHECK(arrive.message.find("mbarrier") != std::string::npos);
 }
