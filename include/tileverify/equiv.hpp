@@ -132,6 +132,18 @@ struct ReportStats {
   unsigned trials = 0;  // check_payloads: random inputs run
 };
 
+// The launch-contract scan of one kernel (docs/reports.md,
+// "launch_contract"): a kernel with TMA copies runs concretely on every CTA
+// of its grid, before the check of one CTA, to find the CTAs whose copies
+// trap on a GPU (a launch with CTAs that own no tile).
+struct ContractScan {
+  std::string kernel;             // as the report names it ("ref (name)")
+  std::uint64_t ctas_run = 0;     // CTAs run
+  std::uint64_t grid_ctas = 0;    // CTAs in the grid
+  std::vector<Dim3> breaking;     // CTAs that break the contract (the first 4)
+  std::string stopped;            // why the scan ended before the grid's end; empty if it did not
+};
+
 struct Report {
   Outcome verdict = Outcome::Error;
   std::vector<Diagnostic> diagnostics;  // races, deadlocks, ... (with which kernel in `message`)
@@ -140,6 +152,7 @@ struct Report {
   std::vector<Diagnostic> notes;
   std::optional<Mismatch> mismatch;     // for NotEquivalent (and Unknown: the first undecided element)
   std::string error;                    // for Error: what was wrong with the input
+  std::vector<ContractScan> contract_scans;  // kernels with TMA copies, one CTA checked
   ReportStats stats;
   std::string text() const;  // for people: the verdict first, then the evidence
   std::string json() const;  // {"verdict": ..., "diagnostics": [...], "counterexample": {...}, "stats": {...}}

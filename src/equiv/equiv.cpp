@@ -291,6 +291,8 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
       time_ran_out(r, "while reading the kernels' PTX");
       return r;
     }
+    // A kernel with TMA copies: every CTA of the grid first (contract.cpp).
+    if (has_tma(*p) && scan_launch_contract(*p, *l, limits, kernels[i].second, r)) return r;
     ExprContext c;
     SymbolicDomain dom(c);
     t0 = std::chrono::steady_clock::now();
@@ -622,8 +624,21 @@ Report equivalence_one(const Spec& spec, const DecideLimits& limits) {
     time_ran_out(r, "while reading the kernels' PTX");
     return r;
   }
+  // Kernels with TMA copies: every CTA of each grid first (contract.cpp); a
+  // CTA whose copies trap on a GPU is the answer, before any decision.
+  Report scanned;
+  scanned.verdict = Outcome::Equivalent;
+  scanned.stats.parse_seconds = p->parse_seconds;
+  const RunLimits scan_limits = run_limits(limits);
+  if (has_tma(p->ref) && scan_launch_contract(p->ref, p->ref_launch, scan_limits, p->ref_name, scanned)) return scanned;
+  if (p->own_opt && has_tma(p->opt()) &&
+      scan_launch_contract(p->opt(), p->opt_launch, scan_limits, p->opt_name, scanned))
+    return scanned;
   r = compare(p->ref, p->ref_launch, p->opt(), p->opt_launch, limits, p->ref_name, p->opt_name);
   r.stats.parse_seconds = p->parse_seconds;
+  r.stats.eval_seconds += scanned.stats.eval_seconds;
+  r.contract_scans = std::move(scanned.contract_scans);
+  r.notes.insert(r.notes.begin(), scanned.notes.begin(), scanned.notes.end());
   return r;
 }
 

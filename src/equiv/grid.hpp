@@ -17,6 +17,21 @@ inline std::string cta_name(const Dim3& d) {
   return "CTA (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
+// The verdict a run diagnostic gives, and how serious it is (equiv.cpp).
+Outcome outcome_of(DiagKind k);
+int severity(Outcome o);
+
+// The launch-contract scan (contract.cpp, docs/reports.md "launch_contract"):
+// whether kernel p has TMA copies (cp.async.bulk.tensor), and running it
+// concretely on every CTA of launch l's grid (races untracked, within half
+// the time left) to find CTAs whose copies trap on a GPU. The scan goes into
+// r.contract_scans; the CTAs that break the contract (the first 4), or a
+// bug of another kind in a CTA, into r.diagnostics with the verdict, and then
+// it returns true: the check ends there. A scan that cannot finish (a limit,
+// code it cannot run in some CTA) adds a note and returns false.
+bool has_tma(const Program& p);
+bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, const std::string& name, Report& r);
+
 // One kernel run on every CTA of its grid into one global memory. Nothing
 // orders two CTAs, so an element that one CTA writes and another touches is a
 // race, unless both only apply the same atomic (add, min, max): those merge.

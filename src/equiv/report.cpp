@@ -104,6 +104,31 @@ nlohmann::json input_value(const Rational& v) {
   return v.str();
 }
 
+// "CTA (2,0,0)", "CTAs (2,0,0) and (3,0,0)", "CTAs (1,0,0), (2,0,0) and (3,0,0)".
+std::string ctas_text(const std::vector<Dim3>& ctas) {
+  std::string s = ctas.size() == 1 ? "CTA " : "CTAs ";
+  for (std::size_t i = 0; i < ctas.size(); ++i) {
+    if (i) s += i + 1 == ctas.size() ? " and " : ", ";
+    s += "(" + std::to_string(ctas[i].x) + "," + std::to_string(ctas[i].y) + "," + std::to_string(ctas[i].z) + ")";
+  }
+  return s;
+}
+
+// The verdict line of launch_contract: which CTAs of which kernel, and what
+// to do about it; the diagnostics below it give each CTA's copy.
+std::string launch_contract_headline(const std::vector<ContractScan>& scans) {
+  for (const ContractScan& s : scans) {
+    if (s.breaking.empty()) continue;
+    const bool more = s.breaking.size() >= 4 && s.ctas_run < s.grid_ctas;
+    return "UNSAFE (launch_contract): " + ctas_text(s.breaking) + " of " + s.kernel +
+           (s.breaking.size() == 1 ? " issues" : " issue") + " TMA copies that trap on a GPU (" + std::to_string(s.ctas_run) + " of the " +
+           std::to_string(s.grid_ctas) + " CTAs of the grid run" + (more ? "; the scan stops at 4 such CTAs" : "") +
+           ")\n  the launch starts CTAs that own no tile: launch only the CTAs that have one, or let a CTA past the "
+           "last tile return before its TMA copies\n";
+  }
+  return "UNSAFE (launch_contract): a TMA copy traps on a GPU\n";
+}
+
 }  // namespace
 
 std::string Report::text() const {
@@ -139,6 +164,7 @@ std::string Report::text() const {
       os << "UNSUPPORTED: outside what tileverify verifies\n";
       if (!error.empty()) os << "  " << error << "\n";
       break;
+    case Outcome::LaunchContract: os << launch_contract_headline(contract_scans); break;
     default: os << "UNSAFE (" << outcome_name(verdict) << ")\n"; break;
   }
   for (const Diagnostic& d : diagnostics)
@@ -202,6 +228,17 @@ std::string Report::json() const {
   j["notes"] = nlohmann::json::array();
   for (const Diagnostic& d : notes) j["notes"].push_back(diagnostic(d));
   if (!error.empty()) j["error"] = error;
+  if (!contract_scans.empty()) {
+    nlohmann::json scans = nlohmann::json::array();
+    for (const ContractScan& c : contract_scans) {
+      nlohmann::json x = {{"kernel", c.kernel}, {"ctas_run", c.ctas_run}, {"grid_ctas", c.grid_ctas}};
+      x["breaking"] = nlohmann::json::array();
+      for (const Dim3& d : c.breaking) x["breaking"].push_back({d.x, d.y, d.z});
+      if (!c.stopped.empty()) x["stopped"] = c.stopped;
+      scans.push_back(x);
+    }
+    j["launch_contract"] = scans;
+  }
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;

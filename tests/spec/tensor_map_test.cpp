@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -342,4 +343,137 @@ TEST_CASE("cluster: 1 to 3 dimensions that divide the grid, 8 CTAs at most") {
   CHECK(has(parse_error(R"({"kernel": {"ptx": "signatures.ptx", "kernel": "map_pointer_int", "block": [128], "grid": [6]},
                "cluster": [4], )" + pool + "}"),
             "\"cluster\" [4, 1, 1] does not divide \"kernel.grid\" [6, 1, 1]"));
+}
+
+// ---------------------------------------------------------------- the launch-contract scan
+
+namespace {
+
+Spec case_spec(const std::string& name) {
+  SpecResult r = load_spec((kDir / name).string());
+  INFO(r.error);
+  REQUIRE(r.spec.has_value());
+  return *r.spec;
+}
+
+// from_bottom.json's kernel and params, with the given grids (and more keys).
+std::string from_bottom_with(const std::string& grid, const std::string& more = "") {
+  return R"({"kernel": {"ptx": "tma_tiles.ptx", "kernel": "scale_rows_from_bottom", "block": [128]}, "grid": )" + grid +
+         R"(, "params": [
+    {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+    {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+    {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+    {"name": "c_map", "tensor_map": {"tensor": "C", "box": [16, 16]}},
+    {"name": "m", "dtype": "s32", "value": 32}])" + more + "}";
+}
+
+}  // namespace
+
+TEST_CASE("launch contract: every CTA of a TMA kernel's grid is run, and a stray CTA is the verdict") {
+  // One CTA too many: CTA (2,0,0) owns rows [-16, 0).
+  Report r = check(case_spec("from_bottom_stray.json"));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::LaunchContract);
+  CHECK(r.exit_code() == 2);
+  REQUIRE(r.contract_scans.size() == 1);
+  const ContractScan& s = r.contract_scans[0];
+  CHECK(s.kernel == "scale_rows_from_bottom");
+  CHECK(s.ctas_run == 3);
+  CHECK(s.grid_ctas == 3);
+  REQUIRE(s.breaking.size() == 1);
+  CHECK(s.breaking[0].x == 2);
+  CHECK(s.stopped.empty());
+  const std::string text = r.text();
+  CHECK(has(text, "UNSAFE (launch_contract): CTA (2,0,0) of scale_rows_from_bottom issues TMA copies that trap on a "
+                  "GPU (3 of the 3 CTAs of the grid run)"));
+  CHECK(has(text, "launch only the CTAs that have one"));
+  REQUIRE_FALSE(r.diagnostics.empty());
+  CHECK(r.diagnostics[0].kind == DiagKind::LaunchContract);
+  CHECK(has(r.diagnostics[0].message, "CTA (2,0,0)"));
+  const std::string json = r.json();
+  CHECK(has(json, "\"verdict\": \"launch_contract\""));
+  CHECK(has(json, "\"launch_contract\": ["));
+  CHECK(has(json, "\"ctas_run\": 3"));
+
+  // Every CTA owns a tile: the scan runs them all and the check goes on.
+  r = check(case_spec("from_bottom.json"));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::Ok);
+  REQUIRE(r.contract_scans.size() == 1);
+  CHECK(r.contract_scans[0].ctas_run == 2);
+  CHECK(r.contract_scans[0].breaking.empty());
+  CHECK(has(r.json(), "\"breaking\": []"));
+}
+
+TEST_CASE("launch contract: the scan stops at 4 breaking CTAs and names them") {
+  Report r = check(loads(from_bottom_with("[8]")));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::LaunchContract);
+  REQUIRE(r.contract_scans.size() == 1);
+  CHECK(r.contract_scans[0].breaking.size() == 4);
+  CHECK(r.contract_scans[0].ctas_run == 6);  // CTAs 0 and 1 own tiles; 2 to 5 break it
+  CHECK(has(r.text(), "CTAs (2,0,0), (3,0,0), (4,0,0) and (5,0,0) of scale_rows_from_bottom issue TMA copies"));
+  CHECK(has(r.text(), "the scan stops at 4 such CTAs"));
+  CHECK(r.diagnostics.size() == 4);
+}
+
+TEST_CASE("launch contract: another bug in a CTA the one-CTA check does not run is the verdict") {
+  // m = 48 rows of A, but C has 32: CTA (2,0,0) writes past C. The check of
+  // CTA (0,0,0) alone is clean.
+  const std::string spec = R"({"kernel": {"ptx": "tma_tiles.ptx", "kernel": "scale_rows", "block": [128]}, "grid": [3],
+    "params": [
+    {"name": "A", "dtype": "f32", "shape": [48, 16], "role": "in"},
+    {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+    {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+    {"name": "m", "dtype": "s32", "value": 48}]})";
+  Report r = check(loads(spec));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::OutOfBounds);
+  REQUIRE_FALSE(r.diagnostics.empty());
+  CHECK(has(r.diagnostics[0].message, "scale_rows: CTA (2,0,0): "));
+  REQUIRE(r.contract_scans.size() == 1);
+  CHECK(r.contract_scans[0].breaking.empty());
+}
+
+TEST_CASE("launch contract: pairs scan both kernels; \"ctas\": \"all\" needs no scan") {
+  const std::string pair = R"({"ref": {"ptx": "tma_tiles.ptx", "kernel": "scale_rows", "block": [128], "args": ["a_map", "C", "m"]},
+    "opt": {"ptx": "tma_tiles.ptx", "kernel": "scale_rows_from_bottom", "block": [128], "args": ["a_map", "c_map", "m"],
+            "grid": [3]},
+    "grid": [2], "params": [
+    {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
+    {"name": "a_map", "tensor_map": {"tensor": "A", "box": [16, 16]}},
+    {"name": "C", "dtype": "f32", "shape": [32, 16], "role": "out"},
+    {"name": "c_map", "tensor_map": {"tensor": "C", "box": [16, 16]}},
+    {"name": "m", "dtype": "s32", "value": 32}]})";
+  Report r = check_equivalence(loads(pair));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::LaunchContract);
+  REQUIRE(r.contract_scans.size() == 2);
+  CHECK(r.contract_scans[0].breaking.empty());
+  CHECK(r.contract_scans[1].kernel == "opt (scale_rows_from_bottom)");
+  REQUIRE(r.contract_scans[1].breaking.size() == 1);
+  CHECK(has(r.text(), "CTA (2,0,0) of opt (scale_rows_from_bottom) issues TMA copies"));
+
+  // The whole grid run meets the stray CTA itself.
+  r = check(loads(from_bottom_with("[3]", R"(, "ctas": "all")")));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::LaunchContract);
+  CHECK(r.contract_scans.empty());
+}
+
+TEST_CASE("launch contract: a scan cut short by the time limit leaves the verdict and says how far it got") {
+  // 2 x 20000 CTAs, every one owning a tile (blockIdx.y repeats them): far
+  // more than half a second of runs.
+  RunLimits limits;
+  limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  Report r = check(loads(from_bottom_with("[2, 20000]")), limits);
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::Ok);
+  REQUIRE(r.contract_scans.size() == 1);
+  CHECK(r.contract_scans[0].ctas_run < 40000);
+  CHECK(has(r.contract_scans[0].stopped, "the time limit"));
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK(has(r.notes[0].message, "the launch-contract scan ran "));
+  CHECK(has(r.notes[0].message, " of the 40000 CTAs of the grid"));
+  CHECK(has(r.text(), "note: "));
 }
