@@ -44,12 +44,12 @@ VARIANTS = {
                        "at bar.sync 1, 128, and one thread stores the tile with "
                        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group + commit_group + wait_group.read 0. "
                        "H100: OK."),
-    "phase_no_mod2": ("tma_gemm_phase_no_mod2", [2, 2, 1], "unsupported",
-                      "Bug: the consumer waits on full[s] with parity = the stage's visit count (0, 1, 2) instead "
-                      "of visit % 2. The PTX ISA defines phaseParity as the integer parity of a phase, 0 or 1: 2 is "
-                      "outside the instruction's contract, so tileverify should refuse to guess (unsupported, "
-                      "naming the operand) rather than call it equivalent. An H200 (driver 580) behaves as if it "
-                      "used bit 0 only: the result is exact and racecheck reports nothing, so the bug is latent."),
+    "phase_no_mod2": ("tma_gemm_phase_no_mod2", [2, 2, 1], "equivalent",
+                      "Bug, latent: the consumer waits on full[s] with parity = the stage's visit count (0, 1, 2) "
+                      "instead of visit % 2. The PTX ISA says the valid values of phaseParity are 0 and 1; an H200 "
+                      "(driver 580) uses bit 0: the result is exact and racecheck reports nothing. tileverify runs "
+                      "it as the GPU does (bit 0), so the outputs are the reference's (equivalent), and reports "
+                      "the out-of-range operand in a note at the wait."),
     "consumer_no_release": ("tma_gemm_consumer_no_release", [2, 2, 1], "deadlock",
                             "Bug: the consumer never arrives on empty[s], so the producer's wait for the second "
                             "fill of stage 0 (parity 0 on empty[0]) never completes, and the consumer waits on "
