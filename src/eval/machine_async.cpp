@@ -201,9 +201,12 @@ auto Machine<D>::mbar_of(std::uint32_t t, const Operand& o, bool init) -> Mbar& 
 }
 
 // "full_bar[2]": the buffer and the barrier's index in it (8 bytes each).
+// In a buffer of other data (a kernel's one shared array): "sm at byte 32768".
 template <class D>
 std::string Machine<D>::mbar_name(const Mbar& b) const {
-  return mem_[b.buf].name + "[" + std::to_string(b.byte / 8) + "]";
+  const Memory<V>& m = mem_[b.buf];
+  if (m.unit == 8) return m.name + "[" + std::to_string(b.byte / 8) + "]";
+  return m.name + " at byte " + std::to_string(b.byte);
 }
 
 // The race check of an mbarrier instruction on the barrier's cells: init
@@ -616,14 +619,21 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   std::vector<std::int64_t> coord(dims);
   for (std::size_t d = 0; d < dims; ++d)
     coord[d] = wrap(control_int(t, operand(t, in.src[first + d]), "a TMA coordinate"), DType::S32);
-  // Where the box lies against the tensor's shape.
-  bool outside = false, partly = false;
+  // Where the box lies against the tensor's shape. The PTX ISA (Tensor
+  // Access Modes, tile mode: bounding box) has a load fill the elements
+  // outside with the OOB fill and a store skip them; an H100 / H200 does so,
+  // except that a store whose box starts at a negative coordinate traps
+  // (error 715, illegal instruction; tools/gpu_checks/tma_bounds.cu), which
+  // is what a launch with more CTAs than tiles does when it counts tiles
+  // from the end: the launch contract. Anything else outside is a note.
+  bool outside = false, partly = false, negative = false;
   for (std::size_t d = 0; d < dims; ++d) {
     const std::int64_t lo = coord[d], hi = coord[d] + std::int64_t(mp.box[d]);
     if (hi <= 0 || lo >= std::int64_t(mp.dims[d]))
       outside = true;
     else if (lo < 0 || hi > std::int64_t(mp.dims[d]))
       partly = true;
+    negative = negative || lo < 0;
   }
   auto where = [&]() {
     std::string c, b;
@@ -634,19 +644,22 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
     return std::string(load ? "TMA load" : "TMA store") + " at coordinates (" + c + ") with box " + b;
   };
   const std::string cta = "CTA (" + std::to_string(l_.cta.x) + "," + std::to_string(l_.cta.y) + "," + std::to_string(l_.cta.z) + ")";
-  if (outside) {
+  const std::string against = " the tensor's shape " + dims_text(mp.dims) + " (dims innermost first, tensor map '" + pname + "')";
+  if (!load && negative) {
     Diagnostic d;
     d.kind = DiagKind::LaunchContract;
-    d.message = cta + ": " + where() + " lies wholly outside the tensor's shape " + dims_text(mp.dims) +
-                " (dims innermost first, tensor map '" + pname + "'): a CTA that owns no tile must not issue it";
+    d.message = cta + ": " + where() + " starts at a negative coordinate of" + against +
+                ": on a GPU this traps (an H100 / H200 ends the launch with error 715, illegal instruction); a CTA that "
+                "owns no tile must not issue it";
     d.loc = in.loc;
     d.threads = {t};
     d.detail = "  instruction: " + p_.instr_text(pc_[t]) +
-               "\n  a box that no element of the tensor falls in is the mark of a launch with more CTAs than tiles;\n"
-               "  the kernel assumes a grid the launch does not give it\n";
+               "\n  the PTX ISA (Tensor Access Modes, tile mode) says only that elements outside the tensor are not\n"
+               "  written; tools/gpu_checks/tma_bounds.cu shows the trap for any negative coordinate of a store,\n"
+               "  partly or wholly outside, while loads anywhere and stores past the end complete\n";
     throw Stop{d};
   }
-  if (partly) {
+  if (outside || partly) {
     if (load && mp.oob_fill != TmaOobFill::Zero)
       fail(DiagKind::Unsupported, t, "a TMA box partly outside the tensor with the NaN out-of-bound fill, which is not modelled");
     if (!async_noted_[pc_[t]]) {
@@ -655,8 +668,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       d.kind = DiagKind::LaunchContract;
       d.loc = in.loc;
       d.threads = {t};
-      d.message = cta + ": " + where() + " lies partly outside the tensor's shape " + dims_text(mp.dims) +
-                  " (tensor map '" + pname + "'): " +
+      d.message = cta + ": " + where() + " lies " + (outside ? "wholly" : "partly") + " outside" + against + ": " +
                   (load ? "the elements outside read as zero (the map's out-of-bound fill)" : "the elements outside are not written");
       notes_.push_back(std::move(d));
     }
@@ -979,10 +991,9 @@ std::string Machine<D>::async_wait_text(std::uint32_t pc, std::uint32_t bar, con
     os << " and a tx-count of " << b.tx << " (" << b.tx_expected << " bytes expected this phase, " << b.tx_done
        << " arrived)";
   os << "\n";
-  if (!exited.empty())
-    os << "    threads " << list(exited) << " arrived at it in earlier phases and have exited\n";
-  if (!earlier.empty())
-    os << "    threads " << list(earlier) << " arrived at it in earlier phases and could arrive again\n";
+  auto some = [&](const std::vector<std::uint32_t>& ts) { return (ts.size() == 1 ? "thread " : "threads ") + list(ts); };
+  if (!exited.empty()) os << "    " << some(exited) << " arrived at it in earlier phases and " << (exited.size() == 1 ? "has" : "have") << " exited\n";
+  if (!earlier.empty()) os << "    " << some(earlier) << " arrived at it in earlier phases and could arrive again\n";
   if (b.pending == 0 && b.tx > 0)
     os << "    every arrival is in, but " << b.tx << " bytes expected by expect_tx never arrived (no copy completes them)\n";
   if (!anyone && b.pending > 0) os << "    no thread has arrived at it yet\n";

@@ -576,7 +576,10 @@ void Machine<D>::deadlock() {
              "  (PTX ISA, bar/barrier); __syncthreads() is allowed in conditional code only if the conditional\n"
              "  evaluates identically across the entire thread block (CUDA C++ Programming Guide, Synchronization\n"
              "  Functions)\n");
-      else if (a.op == b.op && sync_kind(a.op) < 0 && a.op != Opcode::Bar)
+      else if (a.op == Opcode::MbarWait || b.op == Opcode::MbarWait)
+        note("  an mbarrier phase completes when its pending arrivals reach zero and its tx-count is zero (PTX ISA,\n"
+             "  mbarrier, phase completion); a thread blocked in a wait loop arrives nowhere\n");
+      else if (a.op == b.op && sync_kind(a.op) < 0 && a.op != Opcode::Bar && a.op != Opcode::ClusterBar)
         note("  mma.sync, ldmatrix and wmma are .aligned: all threads of the warp must execute the same\n"
              "  instruction (PTX ISA)\n");
       else if (a.op == b.op && sync_kind(a.op) >= 0 && g.mask == groups[path[i + 1]].mask) {

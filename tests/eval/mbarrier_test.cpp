@@ -472,16 +472,18 @@ TEST_CASE("TMA: reading the box without waiting races with the copy, even in the
   CHECK(contains(d.detail, "mbarrier phase"));
 }
 
-TEST_CASE("TMA: a box wholly outside the tensor breaks the launch contract; one partly outside is zero-filled") {
+TEST_CASE("TMA: a load box outside the tensor (wholly or partly) is zero-filled, with a note") {
   Run out;
   Launch l = tma_launch();
   l.cta = Dim3{3, 0, 0};
   run(out, tma_kernel("32", "0", kRetryParity0), l);
   INFO(out.text());
-  REQUIRE(!out.r.ok());
-  const Diagnostic& d = out.r.diagnostics.back();
-  CHECK(d.kind == DiagKind::LaunchContract);
-  CHECK(contains(d.message, "CTA (3,0,0): TMA load at coordinates (32, 0) with box 8x8 lies wholly outside the tensor's shape 32x16"));
+  REQUIRE(out.r.ok());
+  REQUIRE(out.r.notes.size() == 1);
+  CHECK(out.r.notes[0].kind == DiagKind::LaunchContract);
+  CHECK(contains(out.r.notes[0].message,
+                 "CTA (3,0,0): TMA load at coordinates (32, 0) with box 8x8 lies wholly outside the tensor's shape 32x16"));
+  CHECK(*out.r.outputs.at("y")[0] == out.ctx.constant(Rational(0)));
 
   Run part;
   run(part, tma_kernel("28", "12", kRetryParity0), tma_launch());
@@ -634,6 +636,23 @@ TEST_CASE("TMA store: overwriting the source before wait_group.read retires the 
   INFO(racy.text());
   REQUIRE(!racy.r.ok());
   CHECK(racy.r.diagnostics.back().kind == DiagKind::Race);
+}
+
+TEST_CASE("TMA store: a box at a negative coordinate breaks the launch contract (it traps on a GPU)") {
+  std::string text = tma_store("  fence.proxy.async.shared::cta;\n");
+  const std::string from = "[%rd21, {%r20, %r20}]";
+  text.replace(text.find(from), from.size(), "[%rd21, {%r20, %r22}]");
+  text.replace(text.find("  mov.u32 %r20, 0;\n"), 0, "  mov.u32 %r22, -4;\n");
+  Run r;
+  Launch l = store_launch();
+  l.cta = Dim3{2, 0, 0};
+  run(r, text, l);
+  INFO(r.text());
+  REQUIRE(!r.r.ok());
+  const Diagnostic& d = r.r.diagnostics.back();
+  CHECK(d.kind == DiagKind::LaunchContract);
+  CHECK(contains(d.message, "CTA (2,0,0): TMA store at coordinates (0, -4) with box 8x8 starts at a negative coordinate"));
+  CHECK(contains(d.message, "error 715"));
 }
 
 TEST_CASE("a plain load of a tensor map's bytes is unsupported") {
