@@ -102,7 +102,7 @@ def attention(block_m, rescale, expect):
                 expect=expect)
 
 
-def matmul_sm90(kernel):
+def matmul_sm90(kernel, dropped=0, expect="equivalent"):
     """The sm_90 matmuls (wgmma; and TMA through tensor descriptors), f16 in,
     f32 out, against matmul_ref_f16. Built for sm_90 only, with num_stages 3
     (the K loop runs 4 times over 3 buffers, so the buffers wrap around)."""
@@ -115,17 +115,19 @@ def matmul_sm90(kernel):
         args = {"a_desc": f"f16{t}:in@desc[64,32]", "b_desc": f"f16{t}:in@desc[32,64]",
                 "c_desc": f"f32{t}:out@desc[64,64]", "K": str(MM90)}
         names = ["a", "b", "c"]  # the descriptors' tensors (spec_from_triton names them so)
-    args.update({"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_K": "32"})
+    args.update({"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_K": "32", "K_BLOCKS_DROPPED": str(dropped)})
     return dict(kernel=kernel, grid=(MM90 // 64, MM90 // 64), num_warps=4, num_stages=3, args=args,
                 ref=dict(kernel="matmul_ref_f16", block=[16, 16, 1], grid=[MM90 // 16, MM90 // 16, 1],
                          args=names + [MM90, MM90, "K"]),
-                expect="equivalent")
+                expect=expect)
 
 
 # Built for sm_90 only, with "expect" (the Hopper forms: wgmma, TMA).
 CORPUS_SM90 = {
     "matmul_wgmma": matmul_sm90("matmul_wgmma"),
     "matmul_tma": matmul_sm90("matmul_tma"),
+    "matmul_wgmma_dropk": matmul_sm90("matmul_wgmma", 1, "not_equivalent"),
+    "matmul_tma_dropk": matmul_sm90("matmul_tma", 1, "not_equivalent"),
 }
 
 

@@ -61,7 +61,7 @@ def reference(stem, t):
     if stem.startswith("layernorm"):
         x = t["x_ptr"]
         return "y_ptr", torch.nn.functional.layer_norm(x, (x.shape[1],), t["w_ptr"], t["b_ptr"], eps=t["eps"])
-    if stem == "matmul_tma":
+    if stem.startswith("matmul_tma"):
         return "c_desc", t["a_desc"].float() @ t["b_desc"].float()
     if stem.startswith("matmul"):
         return "c_ptr", t["a_ptr"].float() @ t["b_ptr"].float()

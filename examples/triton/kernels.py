@@ -187,17 +187,18 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, seq_len, HEAD: tl.constexpr,
 # (BLOCK_M 64 on one warpgroup). build.py compiles these for sm_90 only.
 @triton.jit
 def matmul_wgmma(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
-                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, K_BLOCKS_DROPPED: tl.constexpr):
     # C = A @ B with a 2D grid of tiles and sizes that are multiples of the
     # tiles: no masks, so the loads are plain tiles that Triton pipelines
-    # with cp.async into shared memory, which wgmma reads.
+    # with cp.async into shared memory, which wgmma reads. K_BLOCKS_DROPPED
+    # > 0 is the broken variant: the K loop stops that many blocks early.
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
+    for k0 in range(0, K - K_BLOCKS_DROPPED * BLOCK_K, BLOCK_K):
         a = tl.load(a_ptr + rm[:, None] * stride_am + (k0 + rk)[None, :])
         b = tl.load(b_ptr + (k0 + rk)[:, None] * stride_bk + rn[None, :])
         acc = tl.dot(a, b, acc)
@@ -205,15 +206,16 @@ def matmul_wgmma(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
 
 
 @triton.jit
-def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               K_BLOCKS_DROPPED: tl.constexpr):
     # The same product through host-side tensor descriptors
     # (triton.tools.tensor_descriptor.TensorDescriptor): Triton passes each
     # as a CUtensorMap kernel parameter, loads tiles with TMA and stores C
-    # with a TMA store.
+    # with a TMA store. K_BLOCKS_DROPPED > 0: the broken variant, as above.
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
+    for k0 in range(0, K - K_BLOCKS_DROPPED * BLOCK_K, BLOCK_K):
         a = a_desc.load([pid_m * BLOCK_M, k0])
         b = b_desc.load([k0, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
