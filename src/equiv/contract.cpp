@@ -21,10 +21,6 @@ namespace {
 // the pattern (the last CTAs of the grid), not thousands of lines.
 constexpr std::size_t kMostBreaking = 4;
 
-bool names_cta(const std::string& message, const Dim3& cta) {
-  return message.find(cta_name(cta)) != std::string::npos;
-}
-
 }  // namespace
 
 bool has_tma(const Program& p) {
@@ -77,7 +73,7 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
         for (const Diagnostic& d : run.diagnostics) worst = std::max(worst, severity(outcome_of(d.kind)));
         if (contract != run.diagnostics.end() && worst <= severity(Outcome::LaunchContract)) {
           Diagnostic d = *contract;
-          if (!names_cta(d.message, l.cta)) d.message = cta_name(l.cta) + ": " + d.message;
+          d.message = with_cta(l.cta, d.message);
           found.push_back(std::move(d));
           scan.breaking.push_back(l.cta);
           continue;
@@ -87,7 +83,7 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
           // out of bounds), which the check of one CTA may not reach: it is
           // the answer, naming the CTA, as "ctas": "all" would give it.
           for (Diagnostic d : run.diagnostics) {
-            if (!names_cta(d.message, l.cta)) d.message = cta_name(l.cta) + ": " + d.message;
+            d.message = with_cta(l.cta, d.message);
             found.push_back(std::move(d));
           }
           other_bug = true;

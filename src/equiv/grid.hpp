@@ -17,6 +17,12 @@ inline std::string cta_name(const Dim3& d) {
   return "CTA (" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
+// A run diagnostic's message with the CTA in front, unless the evaluator
+// named it already (a launch_contract message does).
+inline std::string with_cta(const Dim3& cta, const std::string& message) {
+  return message.find(cta_name(cta)) != std::string::npos ? message : cta_name(cta) + ": " + message;
+}
+
 // The verdict a run diagnostic gives, and how serious it is (equiv.cpp).
 Outcome outcome_of(DiagKind k);
 int severity(Outcome o);
@@ -133,7 +139,7 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
           }
         if (!run.diagnostics.empty()) {
           for (Diagnostic d : run.diagnostics) {
-            d.message = cta_name(l.cta) + ": " + d.message;
+            d.message = with_cta(l.cta, d.message);
             g.diagnostics.push_back(d);
           }
           return g;

@@ -459,6 +459,9 @@ TEST_CASE("launch contract: pairs scan both kernels; \"ctas\": \"all\" needs no 
   INFO(r.text());
   CHECK(r.verdict == Outcome::LaunchContract);
   CHECK(r.contract_scans.empty());
+  REQUIRE_FALSE(r.diagnostics.empty());
+  CHECK(has(r.diagnostics[0].message, "CTA (2,0,0)"));
+  CHECK_FALSE(has(r.diagnostics[0].message, "CTA (2,0,0): CTA (2,0,0)"));  // named once
 }
 
 TEST_CASE("launch contract: a scan cut short by the time limit leaves the verdict and says how far it got") {
