@@ -662,7 +662,15 @@ class Machine {
   void wgmma_wait(const Instr& in, const std::vector<std::uint32_t>& group);
   // The operand matrix (rows x k, row-major; rows: M for A, N for B) a
   // descriptor names, read from shared memory by thread t.
-  void read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out);
+  // Each 16-byte chunk read is noted in `reads` with the last write of its
+  // cells, so that the wait can tell a write while the read was in flight.
+  struct OperandRead {
+    std::uint32_t buf, w_thread, w_clock, issue;
+    std::int64_t byte;
+  };
+  void read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out,
+                       std::vector<OperandRead>* reads);
+  void check_operand_reads(std::uint32_t t, const std::vector<OperandRead>& reads);
   // An accumulator register of an mma_async still in flight, read or written
   // by another instruction of thread t (docs/evaluator.md, "wgmma and
   // shared-memory addresses"): a race, as the value depends on timing.
@@ -678,6 +686,10 @@ class Machine {
   struct WgmmaState {
     std::vector<Pending> open;
     std::deque<std::vector<Pending>> groups;
+    // The shared-memory reads of the mma_asyncs (kept by the warpgroup's
+    // first thread), per group like `open` and `groups`.
+    std::vector<OperandRead> open_reads;
+    std::deque<std::vector<OperandRead>> group_reads;
     bool fenced = false;  // a wgmma.fence has run (PTX ISA, wgmma.fence: required before the first mma_async)
   };
   void need_wgmma_state();

@@ -124,6 +124,8 @@ void Machine<D>::wgmma(const Instr& in, const std::vector<std::uint32_t>& group)
       for (std::uint32_t t : group) {
         wgmma_[t].groups.push_back(std::move(wgmma_[t].open));
         wgmma_[t].open.clear();
+        wgmma_[t].group_reads.push_back(std::move(wgmma_[t].open_reads));
+        wgmma_[t].open_reads.clear();
       }
       return;
     case Opcode::WgmmaWait: return wgmma_wait(in, group);
@@ -165,7 +167,37 @@ void Machine<D>::wgmma_wait(const Instr& in, const std::vector<std::uint32_t>& g
         --in_flight_count_;
       }
       w.groups.pop_front();
+      check_operand_reads(t, w.group_reads.front());
+      w.group_reads.pop_front();
     }
+  }
+}
+
+// The shared memory an mma_async read is read by the async proxy until its
+// group retires (PTX ISA, "wgmma.mma_async": the operands may be accessed
+// until the wgmma.wait_group that waits for it): the evaluator reads it at
+// issue, so a write to it before the retirement (one the race check found
+// ordered after the issue: by a barrier, say) would have changed what the
+// hardware reads. Reported as a race at the wait.
+template <class D>
+void Machine<D>::check_operand_reads(std::uint32_t t, const std::vector<OperandRead>& reads) {
+  for (const OperandRead& r : reads) {
+    const Memory<V>& mem = mem_[r.buf];
+    const Shadow& sh = mem.shadow[std::size_t(r.byte) >> mem.gshift];
+    if (sh.w_thread == r.w_thread && sh.w_clock == r.w_clock) continue;
+    const std::uint32_t mpc = issue_pc_[r.issue - 1];
+    Diagnostic d;
+    d.kind = DiagKind::Race;
+    d.message = mem.name + " byte " + std::to_string(r.byte) + " was written while a wgmma.mma_async in flight reads it";
+    d.loc = p_.code[pc_[t]].loc;
+    d.threads = {t};
+    if (sh.w_thread < n_) d.threads.push_back(sh.w_thread);
+    d.detail = "  the wgmma.mma_async: " + p_.code[mpc].loc.with_source() + ": " + p_.instr_text(mpc) +
+               (sh.w_thread != kNone ? "\n  the write: " + p_.code[sh.w_pc].loc.with_source() + ": " + p_.instr_text(sh.w_pc)
+                                     : std::string()) +
+               "\n  the wait that retires the mma_async: " + p_.instr_text(pc_[t]) +
+               "\n  the PTX ISA lets wgmma.mma_async read its shared-memory operands until that wait retires it\n";
+    throw Stop{d};
   }
 }
 
@@ -175,20 +207,67 @@ void Machine<D>::wgmma_wait(const Instr& in, const std::vector<std::uint32_t>& g
 // chunks: the swizzles permute whole chunks, so a chunk's elements are
 // consecutive in memory.
 template <class D>
-void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out) {
+void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_major, int rows, int k, DType ty, V* out,
+                                 std::vector<OperandRead>* reads) {
   const warp::WgmmaDesc dd = warp::wgmma_decode(desc);
   if (dd.base_offset != 0)
     fail(DiagKind::Unsupported, t,
          "a wgmma matrix descriptor with a non-zero matrix base offset (" + std::to_string(dd.base_offset) +
              ", descriptor " + hex(desc) + ") is not modelled");
   const int bytes = ty == DType::F32 ? 4 : 2, per = 16 / bytes;
+  // The wgmma reads through the async proxy (PTX ISA, "Asynchronous
+  // Warpgroup Level Matrix Multiply-Accumulate Operation", async proxy):
+  // a generic-proxy write it reads (st.shared) must be followed
+  // by a fence.proxy.async of the writing thread, ordered before the
+  // wgmma by a synchronization (PTX ISA, "Memory Consistency Model",
+  // proxies). The race check of the read has ordered the write itself.
+  auto fenced = [&](const Addr& at) {
+    if (!o_.check_races) return;
+    Memory<V>& mem = mem_[at.buf];
+    if (mem.per_thread) return;
+    for (std::int64_t b = at.offset; b < at.offset + 16; b += std::int64_t(mem.g)) {
+      const std::size_t c = std::size_t(b) >> mem.gshift;
+      const Shadow& sh = mem.shadow[c];
+      auto check = [&](std::uint32_t u, std::uint32_t clock, std::uint32_t upc) {
+        if (u >= n_) return;  // an asynchronous copy's write (TMA): the async proxy itself
+        // A cp.async's write: the PTX ISA does not say which proxy a
+        // (non-bulk) cp.async writes through; Triton's sm_90 kernels read
+        // cp.async data with wgmma without a fence.proxy.async after the
+        // copies and run correctly (docs/evaluator.md), so it is accepted.
+        if (p_.code[upc].op == Opcode::CpAsync) return;
+        const std::uint32_t f = async_proxy_fence_.empty() ? 0 : async_proxy_fence_[u];
+        if (f != 0 && clock < f && (u == t || ordered(t, u, f))) return;
+        Diagnostic d;
+        d.kind = DiagKind::Race;
+        d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(b) + ", which thread " +
+                    std::to_string(u) + " wrote through the generic proxy without a fence.proxy.async ordered before the wgmma";
+        d.loc = p_.code[pc_[t]].loc;
+        d.threads = {t, u};
+        d.detail = "  the write: " + p_.code[upc].loc.with_source() + ": " + p_.instr_text(upc) +
+                   "\n  the wgmma: " + p_.instr_text(pc_[t]) +
+                   "\n  wgmma reads its shared-memory operands through the async proxy; a generic-proxy write is\n"
+                   "  visible to it only after the writing thread executes fence.proxy.async, before the\n"
+                   "  synchronization that orders it with the wgmma (PTX ISA, wgmma's async proxy; Memory\n"
+                   "  Consistency Model, proxies)\n";
+        throw Stop{d};
+      };
+      if (sh.w_thread != kNone) check(sh.w_thread, sh.w_clock, sh.w_pc);
+      if (sh.w_more >= 0)
+        for (const WriteEpoch& w : write_sets_[std::size_t(sh.w_more)]) check(w.thread, w.clock, w.pc);
+      reads->push_back(OperandRead{at.buf, sh.w_thread, sh.w_clock, std::uint32_t(issue_pc_.size() + 1), b});
+    }
+  };
   auto chunk = [&](int mn, int kk, V* dst) {
     const unsigned a = warp::wgmma_swizzle(dd.swizzle, dd.start + warp::wgmma_offset(mn_major, dd.swizzle, dd.lbo,
                                                                                        dd.sbo, mn, kk, bytes));
     const Addr at = window_addr(t, std::int64_t(a));
-    if (bytes == 2) return read_halves(t, at, std::size_t(per), dst);
-    Memory<V>& m = mem_[at.buf];
-    for (int j = 0; j < per; ++j) dst[j] = read_float(t, m, cell(t, at, std::size_t(j), 4, false), 4, DType::F32);
+    if (bytes == 2) {
+      read_halves(t, at, std::size_t(per), dst);
+    } else {
+      Memory<V>& m = mem_[at.buf];
+      for (int j = 0; j < per; ++j) dst[j] = read_float(t, m, cell(t, at, std::size_t(j), 4, false), 4, DType::F32);
+    }
+    fenced(at);
   };
   V buf[8];
   if (!mn_major) {
@@ -255,10 +334,10 @@ void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& gr
       }
   } else {
     read_descriptor(t0, std::uint64_t(uniform(0, "wgmma's matrix descriptor for A")), in.mode & WgmmaFlags::kTransA,
-                    m, k, in.src_type, A.data());
+                    m, k, in.src_type, A.data(), &wgmma_[t0].open_reads);
   }
   read_descriptor(t0, std::uint64_t(uniform(nb, "wgmma's matrix descriptor for B")), in.mode & WgmmaFlags::kTransB, n,
-                  k, in.src_type, B.data());
+                  k, in.src_type, B.data(), &wgmma_[t0].open_reads);
   if (in.mode & WgmmaFlags::kNegA)
     for (V& x : A) x = d_.neg(x);
   if (in.mode & WgmmaFlags::kNegB)

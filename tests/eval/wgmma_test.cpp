@@ -52,6 +52,7 @@ struct Case {
   bool a_regs = false;
   bool second = false;          // a second mma_async: scale-d %p, imm-scale-a -1
   bool fence = true;
+  bool proxy_fence = true;      // fence.proxy.async after the stores
   std::string before_wait;      // PTX placed between commit and wait
   std::int64_t lbo_a = 0, sbo_a = 0, lbo_b = 0, sbo_b = 0;
 };
@@ -126,7 +127,7 @@ std::string kernel(const Case& c) {
   };
   if (!c.a_regs) s += copy("%rd1", "sa", abytes, "A");
   s += copy("%rd2", "sb", bbytes, "B");
-  s += "fence.proxy.async.shared::cta;\nbar.sync 0;\n";
+  s += std::string(c.proxy_fence ? "fence.proxy.async.shared::cta;\n" : "") + "bar.sync 0;\n";
   // descriptors: ((addr >> 4) & 0x3fff) | flags
   s += "mov.u32 %r10, sa;\nshr.u32 %r11, %r10, 4;\nand.b32 %r12, %r11, 16383;\ncvt.u64.u32 %rd10, %r12;\nor.b64 %rd11, %rd10, %rd4;\n";
   s += "mov.u32 %r13, sb;\nbfe.u32 %r14, %r13, 4, 14;\ncvt.u64.u32 %rd12, %r14;\nor.b64 %rd13, %rd12, %rd5;\n";
@@ -495,4 +496,25 @@ ret;
           CHECK(*raw[std::size_t(row_lane * 16 + rc.col)] == in[std::size_t(lane * 8 + q * 2 + i)]);
         }
   }
+}
+
+TEST_CASE("wgmma: shared operands written without fence.proxy.async, or overwritten before the wait") {
+  Case c;
+  c.n = 8;
+  c.proxy_fence = false;
+  Outcome o = run_case(c);
+  REQUIRE_FALSE(o.run.ok());
+  CHECK(o.run.diagnostics[0].kind == DiagKind::Race);
+  CHECK(o.run.diagnostics[0].message.find("fence.proxy.async") != std::string::npos);
+  // A write ordered after the issue (by a barrier) but before the wait: the
+  // async proxy may still be reading it.
+  c.proxy_fence = true;
+  c.before_wait = "bar.sync 0;\nsetp.eq.u32 %p2, %r1, 0;\n@%p2 st.shared.b16 [sb], %h1;\n";
+  o = run_case(c);
+  REQUIRE_FALSE(o.run.ok());
+  CHECK(o.run.diagnostics[0].kind == DiagKind::Race);
+  CHECK(o.run.diagnostics[0].message.find("in flight reads it") != std::string::npos);
+  // The same write after the wait is fine.
+  c.before_wait = "";
+  check_gemm(c);
 }
