@@ -522,6 +522,9 @@ struct Program {
   // The kernel's .reqntid and .maxntid (all 0: not given): the block size it
   // must be launched with, and the largest it can be.
   std::array<std::uint32_t, 3> reqntid{}, maxntid{};
+  // The kernel's .reqnctapercluster (all 0: not given): the cluster shape it
+  // is compiled for (__cluster_dims__); a launch without one uses it.
+  std::array<std::uint32_t, 3> reqnctapercluster{};
   std::vector<ParamDecl> params;
   std::vector<BufferDecl> buffers;  // declared by the program; tensors come from the launch
   std::vector<RegisterDecl> registers;

@@ -150,6 +150,9 @@ struct Kernel {
   SourceLoc loc;
   // .reqntid / .maxntid (all 0: not given; missing dimensions are 1).
   std::array<std::uint32_t, 3> reqntid{}, maxntid{};
+  // .reqnctapercluster (all 0: not given): the cluster shape the kernel is
+  // compiled for (__cluster_dims__), which a plain launch then uses.
+  std::array<std::uint32_t, 3> reqnctapercluster{};
   // Keeps the text and operands that body refers to; shared by every Kernel
   // of one parse and by their copies.
   std::shared_ptr<const ModuleStorage> storage;

@@ -170,22 +170,22 @@ class Machine {
       case Special::NctaidZ: return l_.grid.z;
       case Special::LaneId: return t % 32;
       case Special::WarpId: return t / 32;
-      case Special::ClusterCtaidX: return l_.cta.x % l_.cluster.x;
-      case Special::ClusterCtaidY: return l_.cta.y % l_.cluster.y;
-      case Special::ClusterCtaidZ: return l_.cta.z % l_.cluster.z;
-      case Special::ClusterNctaidX: return l_.cluster.x;
-      case Special::ClusterNctaidY: return l_.cluster.y;
-      case Special::ClusterNctaidZ: return l_.cluster.z;
+      case Special::ClusterCtaidX: return l_.cta.x % cluster_.x;
+      case Special::ClusterCtaidY: return l_.cta.y % cluster_.y;
+      case Special::ClusterCtaidZ: return l_.cta.z % cluster_.z;
+      case Special::ClusterNctaidX: return cluster_.x;
+      case Special::ClusterNctaidY: return cluster_.y;
+      case Special::ClusterNctaidZ: return cluster_.z;
       case Special::ClusterCtarank:
-        return l_.cta.x % l_.cluster.x + std::int64_t(l_.cluster.x) * (l_.cta.y % l_.cluster.y + std::int64_t(l_.cluster.y) * (l_.cta.z % l_.cluster.z));
-      case Special::ClusterNctarank: return std::int64_t(l_.cluster.count());
-      case Special::ClusteridX: return l_.cta.x / l_.cluster.x;
-      case Special::ClusteridY: return l_.cta.y / l_.cluster.y;
-      case Special::ClusteridZ: return l_.cta.z / l_.cluster.z;
-      case Special::NclusteridX: return l_.grid.x / l_.cluster.x;
-      case Special::NclusteridY: return l_.grid.y / l_.cluster.y;
-      case Special::NclusteridZ: return l_.grid.z / l_.cluster.z;
-      case Special::IsExplicitCluster: return l_.cluster.count() > 1;
+        return l_.cta.x % cluster_.x + std::int64_t(cluster_.x) * (l_.cta.y % cluster_.y + std::int64_t(cluster_.y) * (l_.cta.z % cluster_.z));
+      case Special::ClusterNctarank: return std::int64_t(cluster_.count());
+      case Special::ClusteridX: return l_.cta.x / cluster_.x;
+      case Special::ClusteridY: return l_.cta.y / cluster_.y;
+      case Special::ClusteridZ: return l_.cta.z / cluster_.z;
+      case Special::NclusteridX: return l_.grid.x / cluster_.x;
+      case Special::NclusteridY: return l_.grid.y / cluster_.y;
+      case Special::NclusteridZ: return l_.grid.z / cluster_.z;
+      case Special::IsExplicitCluster: return cluster_.count() > 1;
     }
     return 0;
   }
@@ -794,6 +794,9 @@ class Machine {
   // A run's async state, made at the first async instruction: programs
   // without one pay nothing (w_ stays n_).
   std::uint32_t w_ = 0;  // vector-clock width: n_ threads, then the agents' columns
+  // The cluster shape: the launch's, or the kernel's .reqnctapercluster
+  // when the launch gives none (machine_setup.cpp).
+  Dim3 cluster_;
   std::vector<Agent> agents_;
   std::vector<Mbar> mbars_;
   std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> mbar_at_;  // (buf, byte) -> index into mbars_

@@ -77,7 +77,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       return true;
     }
     case Opcode::MbarArrive: {
-      if ((in.mode & MbarArriveFlags::kRemote) && l_.cluster.count() > 1)
+      if ((in.mode & MbarArriveFlags::kRemote) && cluster_.count() > 1)
         fail(DiagKind::Unsupported, t, "an arrive on a .shared::cluster barrier: clusters of more than one CTA are not modelled yet");
       Mbar& b = mbar_of(t, in.src[0], false);
       const std::uint32_t bar = mbar_at_[{b.buf, b.byte}];
@@ -151,7 +151,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       // shared memory of CTA `rank` of the cluster; with a cluster of one,
       // rank 0 is this CTA and the address is a itself.
       const std::int64_t rank = control_int(t, operand(t, in.src[1]), "mapa's CTA rank");
-      if (l_.cluster.count() > 1 || rank != special(t, Special::ClusterCtarank))
+      if (cluster_.count() > 1 || rank != special(t, Special::ClusterCtarank))
         fail(DiagKind::Unsupported, t,
              "mapa to CTA rank " + std::to_string(rank) + ": clusters of more than one CTA are not modelled yet");
       set(t, in.dst[0], operand(t, in.src[0]));
@@ -608,7 +608,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
     if (e != 1) fail(DiagKind::Unsupported, t, "the tensor map '" + pname + "' has element strides other than 1, which are not modelled");
   if (load && in.shape == 1) {
     const std::int64_t mask = control_int(t, operand(t, in.src.back()), "a TMA multicast mask");
-    if (l_.cluster.count() > 1)
+    if (cluster_.count() > 1)
       fail(DiagKind::Unsupported, t, "TMA multicast within a cluster of more than one CTA is not modelled yet");
     if (!(mask & 1))
       fail(DiagKind::Unsupported, t, "a TMA multicast whose CTA mask " + std::to_string(mask) +
@@ -885,7 +885,7 @@ void Machine<D>::bulk_wait(std::uint32_t t, const Instr& in) {
 // every non-exited thread has arrived k + 1 times.
 template <class D>
 void Machine<D>::cluster_bar(std::uint32_t t, const Instr& in, bool* waits) {
-  if (l_.cluster.count() > 1)
+  if (cluster_.count() > 1)
     fail(DiagKind::Unsupported, t, "barrier.cluster in a cluster of more than one CTA: clusters of more than one CTA are not modelled yet");
   if (cluster_arrived_.empty()) {
     cluster_arrived_.assign(n_, 0);

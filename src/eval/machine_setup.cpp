@@ -34,6 +34,17 @@ void Machine<D>::setup() {
   pc_.assign(n_, 0);
   vc_.assign(std::size_t(n_) * n_, 0);
   w_ = n_;  // async copies add columns (machine_async.cpp, new_agent)
+  // A kernel compiled for a cluster shape (__cluster_dims__) runs in it when
+  // the launch names none (as <<<...>>> does on a GPU); another one fails.
+  cluster_ = l_.cluster;
+  if (p_.reqnctapercluster[0] != 0) {
+    const Dim3 req{p_.reqnctapercluster[0], p_.reqnctapercluster[1], p_.reqnctapercluster[2]};
+    if (l_.cluster.count() == 1)
+      cluster_ = req;
+    else if (l_.cluster.x != req.x || l_.cluster.y != req.y || l_.cluster.z != req.z)
+      bad_launch("the launch's cluster shape is not the kernel's .reqnctapercluster " + std::to_string(req.x) + ", " +
+                 std::to_string(req.y) + ", " + std::to_string(req.z));
+  }
   param_buf_.assign(p_.params.size(), kNone);
   for (std::size_t i = 0; i < p_.params.size(); ++i) {
     const LaunchArg& a = l_.args[i];

@@ -142,6 +142,7 @@ class Lowering final : public KernelLowering {
     p_.name = k_.name;
     p_.sm = unsigned(limits::compute_capability(m_.target));
     p_.reqntid = k_.reqntid;
+    p_.reqnctapercluster = k_.reqnctapercluster;
     p_.maxntid = k_.maxntid;
     if (dyn_ > max_shared_)
       bad_input(k_.loc, "dynamic shared memory of " + std::to_string(dyn_) + " bytes for '" + k_.name + "' is above the " +

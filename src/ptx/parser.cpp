@@ -876,7 +876,8 @@ class Parser {
     // and a block above .maxntid cannot launch.
     while (peek().kind == Token::Kind::Ident && peek().text()[0] == '.') {
       const std::string_view d = next().text();
-      std::array<std::uint32_t, 3>* dims = d == ".reqntid" ? &k.reqntid : d == ".maxntid" ? &k.maxntid : nullptr;
+      std::array<std::uint32_t, 3>* dims = d == ".reqntid" ? &k.reqntid : d == ".maxntid" ? &k.maxntid
+                                         : d == ".reqnctapercluster" ? &k.reqnctapercluster : nullptr;
       std::size_t i = 0;
       while (peek().kind == Token::Kind::Number) {
         const Token& n = peek();
