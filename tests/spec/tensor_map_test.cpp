@@ -405,6 +405,21 @@ TEST_CASE("launch contract: every CTA of a TMA kernel's grid is run, and a stray
   CHECK(has(r.json(), "\"breaking\": []"));
 }
 
+TEST_CASE("launch contract: stray CTAs whose loads read zeros are safe, and noted") {
+  // CTAs 2 and 3 of scale_rows_stray.json load boxes wholly below A, which a
+  // GPU fills with zeros (tools/gpu_checks/tma_bounds.cu), and store nothing.
+  Report r = check(case_spec("scale_rows_stray.json"));
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::Ok);
+  REQUIRE(r.contract_scans.size() == 1);
+  CHECK(r.contract_scans[0].ctas_run == 4);
+  CHECK(r.contract_scans[0].breaking.empty());
+  REQUIRE(r.notes.size() == 2);
+  CHECK(has(r.notes[0].message, "scale_rows: CTA (2,0,0): TMA load at coordinates (0, 32)"));
+  CHECK(has(r.notes[0].message, "wholly outside"));
+  CHECK(has(r.notes[1].message, "CTA (3,0,0)"));
+}
+
 TEST_CASE("launch contract: the scan stops at 4 breaking CTAs and names them") {
   Report r = check(loads(from_bottom_with("[8]")));
   INFO(r.text());
