@@ -664,3 +664,98 @@ TEST_CASE("a plain load of a tensor map's bytes is unsupported") {
   CHECK(r.r.diagnostics.back().kind == DiagKind::Unsupported);
   CHECK(contains(r.r.diagnostics.back().message, "tensor map 'a_map'"));
 }
+
+TEST_CASE("cp.async.bulk: global -> shared with complete_tx, then shared -> global in a bulk group") {
+  // Thread 0: init, arrive.expect_tx 256, bulk copy x -> buf (256 bytes);
+  // everyone waits; thread t doubles buf[t] back into buf (fence.proxy.async),
+  // bar.sync; thread 0 bulk-copies buf to y and waits for the group.
+  const std::string body = std::string(kPrologue) +
+                           "  setp.ne.s32 %p1, %r1, 0;\n"
+                           "  @%p1 bra INITED;\n"
+                           "  mbarrier.init.shared::cta.b64 [%r2], 1;\n"
+                           "INITED:\n"
+                           "  bar.sync 0;\n"
+                           "  @%p1 bra ISSUED;\n"
+                           "  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 256;\n"
+                           "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd1], 256, [%r2];\n"
+                           "ISSUED:\n" +
+                           std::string(kRetryParity0) +
+                           "  add.s32 %r9, %r4, %r5;\n"
+                           "  ld.shared.f32 %f2, [%r9];\n"
+                           "  add.f32 %f3, %f2, %f2;\n"
+                           "  st.shared.f32 [%r9], %f3;\n"
+                           "  FENCE\n"
+                           "  bar.sync 0;\n"
+                           "  @%p1 bra DONE;\n"
+                           "  cp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r4], 256;\n"
+                           "  cp.async.bulk.commit_group;\n"
+                           "  cp.async.bulk.wait_group 0;\n"
+                           "DONE:\n"
+                           "  ret;\n";
+  auto with = [&](const std::string& fence) {
+    std::string s = body;
+    s.replace(s.find("  FENCE\n"), 8, fence);
+    return kernel(kXY, kBarBuf, s);
+  };
+  Run ok;
+  run(ok, with("  fence.proxy.async.shared::cta;\n"), xy(64, 64));
+  INFO(ok.text());
+  REQUIRE(ok.r.ok());
+  for (std::uint32_t i = 0; i < 64; ++i) {
+    const auto& y = ok.r.outputs.at("y")[i];
+    REQUIRE(y);
+    CHECK(*y == ok.ctx.add(ok.ctx.symbol("x", i), ok.ctx.symbol("x", i)));
+  }
+  Run racy;
+  run(racy, with(""), xy(64, 64));
+  INFO(racy.text());
+  REQUIRE(!racy.r.ok());
+  CHECK(racy.r.diagnostics.back().kind == DiagKind::Race);
+  CHECK(contains(racy.r.diagnostics.back().message, "bulk copy read"));
+}
+
+TEST_CASE("TMA and mbarrier runs give the same result under random schedules") {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    RunOptions o;
+    o.random_schedule = seed;
+    Run ok;
+    run(ok, tma_kernel("8", "4", kRetryParity0), tma_launch(), o);
+    INFO(ok.text());
+    CHECK(ok.r.ok());
+    Run racy;
+    run(racy, tma_kernel("8", "4", ""), tma_launch(), o);
+    REQUIRE(!racy.r.ok());
+    CHECK(racy.r.diagnostics.back().kind == DiagKind::Race);
+  }
+}
+
+TEST_CASE("clusters of more than one CTA stay unsupported: mapa to another rank, barrier.cluster, multicast") {
+  const std::string mapa = std::string(kPrologue) + "  mapa.shared::cluster.u32 %r30, %r2, 1;\n  ret;\n";
+  Run r;
+  run(r, kernel(kXY, kBarBuf, mapa), xy(32, 32));
+  REQUIRE(!r.r.ok());
+  CHECK(r.r.diagnostics.back().kind == DiagKind::Unsupported);
+  CHECK(contains(r.r.diagnostics.back().message, "clusters of more than one CTA are not modelled yet"));
+  // mapa to rank 0 in a cluster of one is the address itself.
+  const std::string own = std::string(kPrologue) +
+                          "  mapa.shared::cluster.u32 %r30, %r2, 0;\n"
+                          "  mbarrier.init.shared::cta.b64 [%r2], 1;\n"
+                          "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r30];\n"
+                          "  mov.u32 %r10, 0;\n"
+                          "W:\n"
+                          "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], %r10;\n"
+                          "  @!%p3 bra W;\n"
+                          "  ret;\n";
+  Run o;
+  run(o, kernel(kXY, kBarBuf, own), xy(1, 32));
+  INFO(o.text());
+  CHECK(o.r.ok());
+  Launch two = xy(32, 32);
+  two.cluster = Dim3{2, 1, 1};
+  two.grid = Dim3{2, 1, 1};
+  const std::string bar = std::string(kPrologue) + "  barrier.cluster.arrive;\n  barrier.cluster.wait;\n  ret;\n";
+  Run c;
+  run(c, kernel(kXY, kBarBuf, bar), two);
+  REQUIRE(!c.r.ok());
+  CHECK(c.r.diagnostics.back().kind == DiagKind::Unsupported);
+}
