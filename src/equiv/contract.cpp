@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 
 namespace tileverify::internal {
 
@@ -51,23 +52,31 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
   // tiles that is harmless, worth a line.
   std::vector<Diagnostic> notes;
   bool other_bug = false;
-  auto out_of_time = [&](std::uint64_t done) -> bool {
-    if (!until) return false;
+  // Why the scan must stop before the next CTA, or "".
+  auto out_of_time = [&](std::uint64_t done) -> std::string {
+    if (!until) return "";
     const auto now = std::chrono::steady_clock::now();
-    if (now >= *until) return true;
+    if (now >= *until) return "the time limit (half the time left before the check of one CTA)";
     // A grid whose projected rest would not fit stops now, not at the limit.
     const double spent = std::chrono::duration<double>(now - t0).count();
     const double left = std::chrono::duration<double>(*until - now).count();
-    return done >= 8 && spent >= 0.05 && spent / double(done) * double(scan.grid_ctas - done) > left;
+    const double rest = spent / double(done ? done : 1) * double(scan.grid_ctas - done);
+    if (done >= 8 && spent >= 0.05 && rest > left) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "the time limit: the other CTAs would take about " << rest << " s at the rate of the first " << done
+         << ", more than the scan's share of the time left (" << left << " s; half the time left before the check of "
+         << "one CTA)";
+      return os.str();
+    }
+    return "";
   };
   auto go_on = [&] { return scan.stopped.empty() && !other_bug && scan.breaking.size() < kMostBreaking; };
   for (std::uint32_t z = 0; z < l.grid.z && go_on(); ++z)
     for (std::uint32_t y = 0; y < l.grid.y && go_on(); ++y)
       for (std::uint32_t x = 0; x < l.grid.x && go_on(); ++x) {
-        if (out_of_time(scan.ctas_run)) {
-          scan.stopped = "the time limit (half the time left before the check of one CTA)";
-          continue;
-        }
+        scan.stopped = out_of_time(scan.ctas_run);
+        if (!scan.stopped.empty()) continue;
         l.cta = Dim3{x, y, z};
         RunResult<ConcreteDomain> run = run_program(p, l, dom, opts);
         ++scan.ctas_run;
