@@ -518,3 +518,34 @@ TEST_CASE("wgmma: shared operands written without fence.proxy.async, or overwrit
   c.before_wait = "";
   check_gemm(c);
 }
+
+TEST_CASE("wgmma: a CTA that is no whole number of warpgroups, or a warpgroup with an exited thread, deadlocks") {
+  const std::string text = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+.reg .pred %p<2>;
+.reg .b32 %r<4>;
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+setp.ge.u32 %p1, %r2, %r1;
+@%p1 ret;
+wgmma.fence.sync.aligned;
+ret;
+}
+)";
+  const Program p = lower(text);
+  for (std::uint32_t block : {96u, 128u}) {
+    Launch l;
+    l.block = Dim3{block, 1, 1};
+    l.args.push_back(LaunchArg::of_scalar(block == 96 ? 96 : 100));  // 128: threads 100.. exit first
+    ConcreteDomain dom;
+    auto r = run_program(p, l, dom);
+    REQUIRE_FALSE(r.ok());
+    CAPTURE(block);
+    CHECK(r.diagnostics[0].kind == DiagKind::Deadlock);
+    INFO(r.diagnostics[0].message << "\n" << r.diagnostics[0].detail);
+    CHECK(r.diagnostics[0].text().find("wgmma.fence") != std::string::npos);
+  }
+}
