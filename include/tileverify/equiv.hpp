@@ -103,8 +103,8 @@ SpecResult parse_spec(const std::string& json_text, const std::string& path);
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
 // BarrierDivergence: only under Spec::strict (unsafe, exit code 2).
-// LaunchContract: the launch makes a CTA do what traps on a GPU (a TMA box
-// wholly outside its tensor map; unsafe, exit code 2).
+// LaunchContract: the launch makes a CTA do what traps on a GPU (a TMA store
+// at a negative coordinate of its tensor map; unsafe, exit code 2).
 // PayloadsAgree / PayloadsDiffer: the answers of check_payloads (exit codes 0
 // and 1), which are evidence about equivalence, not a decision.
 enum class Outcome {
@@ -142,6 +142,7 @@ struct ContractScan {
   std::uint64_t grid_ctas = 0;    // CTAs in the grid
   std::vector<Dim3> breaking;     // CTAs that break the contract (the first 4)
   std::string stopped;            // why the scan ended before the grid's end; empty if it did not
+  double seconds = 0;             // the scan's time (part of ReportStats::eval_seconds)
 };
 
 struct Report {

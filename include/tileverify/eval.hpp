@@ -158,9 +158,11 @@ struct Launch {
 // constant read as an exact product (read_rounded_constants, docs/decide.md).
 // BadInput: a report's reason for the verdict `error` (malformed PTX or spec,
 // a kernel that is not there), where in the file when known.
-// LaunchContract: the launch breaks what the kernel assumes of it, so that
-// the GPU traps (a TMA box wholly outside its tensor map's shape, issued by
-// a CTA that owns no work: "illegal instruction"); unsafe, like a race.
+// LaunchContract: the launch makes a CTA do what traps on a GPU: a TMA store
+// at a negative coordinate of its tensor map (an H100 and an H200 stop with
+// "illegal instruction", error 715; tools/gpu_checks/tma_bounds.cu), as a
+// CTA that owns no tile issues it; unsafe, like a race. TMA loads anywhere
+// and stores past the end are defined (zero fill, skipped elements): notes.
 enum class DiagKind {
   Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
   BarrierDivergence, SameValueWrite, ConstantRead, BadInput, LaunchContract
