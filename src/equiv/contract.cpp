@@ -114,7 +114,8 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
         const Diagnostic& d = run.diagnostics.front();
         scan.stopped = cta_name(l.cta) + " (" + diag_kind_name(d.kind) + ": " + d.message + ")";
       }
-  r.stats.eval_seconds += since(t0);
+  scan.seconds = since(t0);
+  r.stats.eval_seconds += scan.seconds;
   for (Diagnostic& n : notes) {
     n.message = name + ": " + n.message;
     r.notes.push_back(std::move(n));

@@ -235,6 +235,7 @@ std::string Report::json() const {
       x["breaking"] = nlohmann::json::array();
       for (const Dim3& d : c.breaking) x["breaking"].push_back({d.x, d.y, d.z});
       if (!c.stopped.empty()) x["stopped"] = c.stopped;
+      x["seconds"] = c.seconds;
       scans.push_back(x);
     }
     j["launch_contract"] = scans;
