@@ -53,6 +53,7 @@ struct Case {
   bool second = false;          // a second mma_async: scale-d %p, imm-scale-a -1
   bool fence = true;
   bool proxy_fence = true;      // fence.proxy.async after the stores
+  bool f16_acc = false;         // .f16 accumulators, two a register
   std::string before_wait;      // PTX placed between commit and wait
   std::int64_t lbo_a = 0, sbo_a = 0, lbo_b = 0, sbo_b = 0;
 };
@@ -110,7 +111,7 @@ std::string kernel(const Case& c) {
   std::string s = ".version 8.0\n.target sm_90a\n.address_size 64\n";
   s += ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout, .param .u64 fa, .param .u64 fb, .param .u32 sd)\n{\n";
   s += ".reg .pred %p<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<40>;\n.reg .b64 %rd<40>;\n.reg .f32 %f<" + std::to_string(nd + 1) + ">;\n";
-  s += ".reg .b32 %a<4>;\n";
+  s += ".reg .b32 %a<4>;\n.reg .b32 %g<" + std::to_string(nd / 2 + 1) + ">;\n";
   s += ".shared .align 1024 .b8 sa[" + std::to_string(abytes) + "];\n.shared .align 1024 .b8 sb[" + std::to_string(bbytes) + "];\n";
   s += "ld.param.u64 %rd1, [pa];\nld.param.u64 %rd2, [pb];\nld.param.u64 %rd3, [pout];\n";
   s += "ld.param.u64 %rd4, [fa];\nld.param.u64 %rd5, [fb];\nld.param.u32 %r30, [sd];\n";
@@ -136,14 +137,18 @@ std::string kernel(const Case& c) {
     for (int i = 0; i < 4; ++i) s += "ld.global.b32 %a" + std::to_string(i) + ", [%rd15+" + std::to_string(4 * i) + "];\n";
   }
   if (c.fence) s += "wgmma.fence.sync.aligned;\n";
-  const std::string d = regs("%f", 1, nd), shape = "m64n" + std::to_string(n) + "k16.f32.f16.f16";
+  const std::string d = c.f16_acc ? regs("%g", 1, nd / 2) : regs("%f", 1, nd),
+                    shape = "m64n" + std::to_string(n) + (c.f16_acc ? "k16.f16.f16.f16" : "k16.f32.f16.f16");
   const std::string a = c.a_regs ? regs("%a", 0, 4) : "%rd11";
   const std::string trans = c.a_regs ? std::string(c.tb ? "1" : "0") : std::string(c.ta ? "1" : "0") + ", " + (c.tb ? "1" : "0");
   s += "wgmma.mma_async.sync.aligned." + shape + " " + d + ", " + a + ", %rd13, 0, 1, 1, " + trans + ";\n";
   if (c.second) s += "wgmma.mma_async.sync.aligned." + shape + " " + d + ", " + a + ", %rd13, %p3, -1, 1, " + trans + ";\n";
   s += "wgmma.commit_group.sync.aligned;\n" + c.before_wait + "wgmma.wait_group.sync.aligned 0;\n";
-  s += "mul.wide.u32 %rd20, %r1, " + std::to_string(nd * 4) + ";\nadd.s64 %rd21, %rd3, %rd20;\n";
-  for (int i = 0; i < nd; ++i) s += "st.global.f32 [%rd21+" + std::to_string(4 * i) + "], %f" + std::to_string(i + 1) + ";\n";
+  s += "mul.wide.u32 %rd20, %r1, " + std::to_string(nd * (c.f16_acc ? 2 : 4)) + ";\nadd.s64 %rd21, %rd3, %rd20;\n";
+  if (c.f16_acc)
+    for (int i = 0; i < nd / 2; ++i) s += "st.global.b32 [%rd21+" + std::to_string(4 * i) + "], %g" + std::to_string(i + 1) + ";\n";
+  else
+    for (int i = 0; i < nd; ++i) s += "st.global.f32 [%rd21+" + std::to_string(4 * i) + "], %f" + std::to_string(i + 1) + ";\n";
   s += "ret;\n}\n";
   return s;
 }
@@ -199,7 +204,7 @@ Outcome run_case(const Case& c, int scale_d = 1) {
   l.block = Dim3{128, 1, 1};
   l.args.push_back(LaunchArg::of_tensor(tensor("a", DType::F16, ga.size(), Role::In)));
   l.args.push_back(LaunchArg::of_tensor(tensor("b", DType::F16, gb.size(), Role::In)));
-  l.args.push_back(LaunchArg::of_tensor(tensor("out", DType::F32, o.expect.size(), Role::Out)));
+  l.args.push_back(LaunchArg::of_tensor(tensor("out", c.f16_acc ? DType::F16 : DType::F32, o.expect.size(), Role::Out)));
   l.args.push_back(LaunchArg::of_scalar(std::int64_t(flags(c.swa, la, sa))));
   l.args.push_back(LaunchArg::of_scalar(std::int64_t(flags(c.swb, lb, sb))));
   l.args.push_back(LaunchArg::of_scalar(scale_d));
@@ -242,6 +247,13 @@ TEST_CASE("wgmma: MN-major operands (imm-trans-a, imm-trans-b)") {
     CAPTURE(int(s));
     check_gemm(c);
   }
+}
+
+TEST_CASE("wgmma: .f16 accumulators, two a register") {
+  Case c;
+  c.n = 16;
+  c.f16_acc = true;
+  check_gemm(c);
 }
 
 TEST_CASE("wgmma: A from registers; scale-d from a predicate; imm-scale-a -1") {
