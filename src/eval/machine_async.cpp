@@ -953,6 +953,11 @@ std::string Machine<D>::async_wait_text(std::uint32_t pc, std::uint32_t bar, con
     return s;
   };
   const std::string who = (threads.size() == 1 ? "thread " : "threads ") + list(threads);
+  if (bar == kNone && (p_.code[pc].op != Opcode::ClusterBar || cluster_waited_.empty())) {
+    os << "  " << who << " wait at " << at << "\n";  // not a wait this file knows (no barrier found)
+    *summary = who + " wait at " + p_.instr_text(pc);
+    return os.str();
+  }
   if (bar == kNone) {
     const std::uint64_t k = cluster_waited_[threads[0]];
     for (std::uint32_t u = 0; u < n_; ++u)
