@@ -406,7 +406,8 @@ const Family kFamilies[] = {
 };
 
 // Families kept outside the root's folders: (family, folder relative to the root).
-const std::pair<const char*, const char*> kExtraFamilies[] = {{"triton", "../triton/sm80"}};
+const std::pair<const char*, const char*> kExtraFamilies[] = {
+    {"triton", "../triton/sm80"}, {"triton_sm90", "../triton/sm90"}, {"hopper", "../hopper"}};
 
 // The VOLTA row a pair corresponds to (same optimized kernel; our references
 // are serial where VOLTA's reduction reference is Red-1).
