@@ -849,12 +849,14 @@ void init_of(const json& v, const std::string& named, ParamSpec* ps) {
 // element strides), each at most `most`; the ranges cuTensorMapEncodeTiled
 // sets are checked with the other rules of the map (tensor_map.cpp), once
 // the tensor's dtype and shape are known.
-std::vector<std::uint64_t> map_list(const json& v, const std::string& name, std::uint64_t most, const std::string& rule,
-                                    bool may_be_empty = false) {
-  const std::string like = "a list of 1 to 5 integers, innermost dimension first";
-  if (!v.is_array() || (v.empty() && !may_be_empty) || v.size() > internal::kTensorMapMaxRank)
-    fail(field(name) + " is " + shown(v) + ": it must be " + (may_be_empty ? "a list of 0 to 4 integers" : like) +
-         " (a tensor map has 1 to 5 dimensions, cuTensorMapEncodeTiled)");
+std::vector<std::uint64_t> map_list(const json& v, const std::string& name, std::uint64_t most, const std::string& rule) {
+  const bool strides = name.size() >= 8 && name.compare(name.size() - 8, 8, ".strides") == 0;
+  const std::string like = strides ? "a list of 1 to 4 integers, the byte strides of dimensions 1 to rank - 1 (leave "
+                                      "it out for a 1-dimensional map)"
+                                    : "a list of 1 to 5 integers, innermost dimension first";
+  if (!v.is_array() || v.empty() || v.size() > internal::kTensorMapMaxRank - (strides ? 1 : 0))
+    fail(field(name) + " is " + shown(v) + ": it must be " + like + " (a tensor map has 1 to 5 dimensions, "
+         "cuTensorMapEncodeTiled)");
   std::vector<std::uint64_t> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     std::uint64_t u = 0;
@@ -907,7 +909,7 @@ void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps) {
     m.dims = map_list(j["dims"], where + ".dims", UINT64_MAX, "a global dimension must be from 1 to 2^32");
   if (j.contains("strides"))
     m.strides = map_list(j["strides"], where + ".strides", UINT64_MAX,
-                         "a global stride must be a multiple of 16 bytes, below 2^40", true);
+                         "a global stride must be a multiple of 16 bytes, below 2^40");
   if (j.contains("element_strides"))
     for (std::uint64_t e : map_list(j["element_strides"], where + ".element_strides", 0xffffffffu,
                                     "an element stride must be from 1 to 8"))

@@ -196,6 +196,11 @@ TEST_CASE("tensor_map: the spec's own checks (keys, tensor, modes, lists)") {
   CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, -1]})")), "\"params[1].tensor_map.box[1]\" is -1"));
   CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": "16"})")), "\"params[1].tensor_map.box\""));
   CHECK(has(parse_error(spec_with("[16]")), "\"params[1].tensor_map\" is [16]"));
+  // An empty list is never a default: a rank-1 map leaves "strides" out.
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, 16], "strides": []})")),
+            "\"params[1].tensor_map.strides\" is []: it must be a list of 1 to 4 integers"));
+  CHECK(has(parse_error(spec_with(R"({"tensor": "A", "box": [16, 16], "element_strides": []})")),
+            "\"params[1].tensor_map.element_strides\" is []"));
   // A map entry takes its dtype from its tensor: no "dtype", "shape" or "role".
   CHECK(has(parse_error("{" + kKernel + R"(, "params": [
       {"name": "A", "dtype": "f32", "shape": [32, 16], "role": "in"},
