@@ -138,7 +138,16 @@ TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L) and nvcc's selp / 
       "  selp.u32 %r11, 1, 0, %p3;\n"
       "  setp.eq.s32 %p4, %r11, 0;\n"
       "  @%p4 bra L;\n";
-  for (const char* w : {cutlass, selp}) {
+  // nvcc's loop around a try_wait that returns a bool (cuda::ptx::mbarrier_try_wait_parity): the
+  // branch goes back to the mov of the parity before the wait.
+  const char* nvcc =
+      "L:\n"
+      "  mov.u32 %r10, 0;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], %r10;\n"
+      "  selp.b32 %r11, 1, 0, %p3;\n"
+      "  setp.eq.s32 %p4, %r11, 0;\n"
+      "  @%p4 bra L;\n";
+  for (const char* w : {cutlass, selp, nvcc}) {
     Run r;
     run(r, kernel(kXY, kBarBuf, producer_consumer(w)), xy(64, 32));
     INFO(r.text());
