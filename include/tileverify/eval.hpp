@@ -163,9 +163,13 @@ struct Launch {
 // "illegal instruction", error 715; tools/gpu_checks/tma_bounds.cu), as a
 // CTA that owns no tile issues it; unsafe, like a race. TMA loads anywhere
 // and stores past the end are defined (zero fill, skipped elements): notes.
+// Undefined: only ever a warning note: the kernel does what the PTX ISA
+// leaves undefined (an mbarrier phase parity other than 0 or 1) or does not
+// settle, and GPUs do something definite with it, which the run follows and
+// the note states (docs/evaluator.md).
 enum class DiagKind {
   Race, Deadlock, OutOfBounds, Uninitialized, NotStructured, Unsupported, BadLaunch, Trap, Limit,
-  BarrierDivergence, SameValueWrite, ConstantRead, BadInput, LaunchContract
+  BarrierDivergence, SameValueWrite, ConstantRead, BadInput, LaunchContract, Undefined
 };
 const char* diag_kind_name(DiagKind k);
 

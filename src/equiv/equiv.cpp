@@ -141,6 +141,7 @@ Outcome outcome_of(DiagKind k) {
     case DiagKind::ConstantRead: return Outcome::Equivalent;  // never a verdict: only a note
     case DiagKind::BadInput: return Outcome::Error;
     case DiagKind::LaunchContract: return Outcome::LaunchContract;
+    case DiagKind::Undefined: return Outcome::Race;  // never a verdict: only a warning note
   }
   return Outcome::Error;
 }

@@ -132,11 +132,17 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
         g.stats.thread_instructions += run.stats.thread_instructions;
         g.stats.block_syncs += run.stats.block_syncs;
         g.stats.warp_syncs += run.stats.warp_syncs;
-        for (Diagnostic d : run.notes)
-          if (g.notes.size() < 8) {
+        for (Diagnostic d : run.notes) {
+          // Every CTA runs the same code: a note the instruction made in an
+          // earlier CTA already says it (the first CTA's is kept).
+          bool again = false;
+          for (const Diagnostic& n : g.notes) again = again || (n.kind == d.kind && n.loc.line == d.loc.line &&
+                                                                n.loc.column == d.loc.column && n.loc.file == d.loc.file);
+          if (!again && g.notes.size() < 8) {
             d.message = cta_name(l.cta) + ": " + d.message;
             g.notes.push_back(std::move(d));
           }
+        }
         if (!run.diagnostics.empty()) {
           for (Diagnostic d : run.diagnostics) {
             d.message = with_cta(l.cta, d.message);

@@ -24,6 +24,7 @@ const char* diag_kind_name(DiagKind k) {
     case DiagKind::ConstantRead: return "constant_read";
     case DiagKind::BadInput: return "bad_input";
     case DiagKind::LaunchContract: return "launch_contract";
+    case DiagKind::Undefined: return "undefined";
   }
   return "?";
 }

@@ -698,6 +698,7 @@ class Machine {
   std::vector<Val<V>> in_flight_val_;     // per thread and register: its result
   std::vector<std::uint32_t> issue_pc_;   // issue number - 1 -> the mma_async's pc
   std::uint32_t in_flight_count_ = 0;     // registers in flight, all threads
+  bool cp_async_proxy_noted_ = false;     // the note on cp.async data read by wgmma without a proxy fence was made
 
   // The shared window: every .shared buffer of the CTA at a concrete address
   // (docs/evaluator.md, "wgmma and shared-memory addresses"), made on first

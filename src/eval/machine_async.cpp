@@ -302,7 +302,7 @@ bool Machine<D>::mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std
     if ((x != 0 && x != 1) && !async_noted_[pc_[t]]) {
       async_noted_[pc_[t]] = 1;
       Diagnostic d;
-      d.kind = DiagKind::Uninitialized;
+      d.kind = DiagKind::Undefined;
       d.warning = true;
       d.loc = in.loc;
       d.threads = {t};

@@ -233,8 +233,30 @@ void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_ma
         // A cp.async's write: the PTX ISA does not say which proxy a
         // (non-bulk) cp.async writes through; Triton's sm_90 kernels read
         // cp.async data with wgmma without a fence.proxy.async after the
-        // copies and run correctly (docs/evaluator.md), so it is accepted.
-        if (p_.code[upc].op == Opcode::CpAsync) return;
+        // copies and run correctly on an H100 and an H200
+        // (docs/evaluator.md), so it is accepted, with a warning note
+        // that says both (a race under --strict).
+        if (p_.code[upc].op == Opcode::CpAsync) {
+          if (!o_.strict) {
+            if (!cp_async_proxy_noted_) {
+              cp_async_proxy_noted_ = true;
+              Diagnostic d;
+              d.kind = DiagKind::Undefined;
+              d.warning = true;
+              d.loc = p_.code[pc_[t]].loc;
+              d.threads = t == u ? std::vector<std::uint32_t>{t} : std::vector<std::uint32_t>{t, u};
+              d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(b) + ", which thread " +
+                          std::to_string(u) + "'s cp.async wrote, with no fence.proxy.async between them";
+              d.detail = "  the copy: " + p_.code[upc].loc.with_source() + ": " + p_.instr_text(upc) +
+                         "\n  the wgmma: " + p_.instr_text(pc_[t]) +
+                         "\n  wgmma reads shared memory through the async proxy; the PTX ISA does not say through which\n"
+                         "  proxy a (non-bulk) cp.async writes. Triton 3.6 emits this order for sm_90 and its kernels\n"
+                         "  compute correctly on an H100 and an H200, so this run accepts it; --strict reports it as a race\n";
+              notes_.push_back(std::move(d));
+            }
+            return;
+          }
+        }
         const std::uint32_t f = async_proxy_fence_.empty() ? 0 : async_proxy_fence_[u];
         if (f != 0 && clock < f && (u == t || ordered(t, u, f))) return;
         Diagnostic d;

@@ -211,6 +211,7 @@ TEST_CASE("mbarrier: a phase counter passed without % 2 is bit 0 on the GPU, wit
   CHECK(r.r.ok());
   REQUIRE(r.r.notes.size() == 1);
   CHECK(r.r.notes[0].warning);
+  CHECK(r.r.notes[0].kind == DiagKind::Undefined);
   CHECK(contains(r.r.notes[0].message, "valid values of phaseParity are 0 and 1"));
   CHECK(contains(r.r.notes[0].message, "bit 0"));
   // parity 3 is parity 1: the consumer passes at once and races with the producer.
