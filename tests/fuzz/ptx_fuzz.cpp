@@ -49,7 +49,7 @@ void check_program(const Program& p) {
     const Instr& in = p.code[pc];
     if (in.guard >= 0 && std::size_t(in.guard) >= nregs) broken("lower", "a guard register out of range at " + in.loc.text());
     for (std::uint32_t d : in.dst)
-      if (d >= nregs) broken("lower", "a destination register out of range at " + in.loc.text());
+      if (d >= nregs && d != kNoReg) broken("lower", "a destination register out of range at " + in.loc.text());
     for (const Operand& o : in.src)
       if (!operand_ok(o)) broken("lower", "a source operand out of range at " + in.loc.text());
     if (in.op == Opcode::Bra && in.target > p.code.size()) broken("lower", "a branch target out of range at " + in.loc.text());
