@@ -207,6 +207,8 @@ std::string Report::json() const {
     x["location"] = d.loc.text();
     if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
     x["threads"] = d.threads;
+    // As the text report prints it: "warning:" rather than "note:".
+    if (d.warning || d.kind == DiagKind::BarrierDivergence) x["warning"] = true;
     if (!d.buffer.empty()) {
       x["buffer"] = d.buffer;
       x["buffer_name"] = source_name(d.buffer);

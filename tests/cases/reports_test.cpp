@@ -192,3 +192,22 @@ TEST_CASE("reports: bad input quotes the names of the files it is about, mangled
   CHECK(json::parse(r.json())["diagnostics"][0]["message"].get<std::string>().find("_Z6sleepyPKfPf (sleepy)") !=
         std::string::npos);
 }
+
+TEST_CASE("JSON report: a warning note says so, as the text prints it \"warning:\"") {
+  tileverify::Report r;
+  r.verdict = tileverify::Outcome::Equivalent;
+  tileverify::Diagnostic w;
+  w.kind = tileverify::DiagKind::Undefined;
+  w.warning = true;
+  w.message = "mbarrier wait with phase parity 2";
+  tileverify::Diagnostic n;
+  n.kind = tileverify::DiagKind::SameValueWrite;
+  n.message = "same value";
+  r.notes = {w, n};
+  const json j = json::parse(r.json());
+  REQUIRE(j["notes"].size() == 2);
+  CHECK(j["notes"][0]["kind"] == "undefined");
+  CHECK(j["notes"][0]["warning"] == true);
+  CHECK(!j["notes"][1].contains("warning"));
+  CHECK(r.text().find("warning: undefined: mbarrier wait with phase parity 2") != std::string::npos);
+}
