@@ -802,12 +802,18 @@ class Machine {
   std::vector<Mbar> mbars_;
   std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> mbar_at_;  // (buf, byte) -> index into mbars_
   std::vector<BulkGroups> bulk_groups_;                                        // per thread, made on first use
-  // Per thread: 1 + its own clock at its last fence.proxy.async (0: none):
-  // its generic-proxy writes at a smaller clock are ordered before the
-  // async proxy's later accesses (PTX ISA, "Memory Consistency Model",
-  // proxies). Empty until a proxy fence runs. wgmma's shared-memory
-  // operands read through the async proxy too (helper code may share it).
+  // Per thread: its own clock at its last fence.proxy.async (0: none), and
+  // what it had synchronized with then (its clock row over the threads):
+  // a generic-proxy write is visible to a later async-proxy access when
+  // some proxy fence lies between them in happens-before order (PTX ISA,
+  // "Memory Consistency Model", proxies): the writer's own fence after the
+  // write, or, as Triton places it, a fence of the issuing thread after the
+  // barrier that ordered the write before it (proxy_fenced). Empty until a
+  // proxy fence runs. wgmma's shared-memory operands read through the
+  // async proxy too.
   std::vector<std::uint32_t> async_proxy_fence_;
+  std::vector<std::uint32_t> proxy_fence_seen_;  // n x n
+  bool proxy_fenced(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const;
   std::vector<std::uint64_t> cluster_arrived_, cluster_waited_;  // per thread: barrier.cluster arrives and waits
   std::map<std::uint64_t, std::vector<std::uint32_t>> cluster_clock_;  // per cluster-barrier phase: the arrivals' join
   std::vector<std::uint8_t> retry_wait_;   // per pc: 0 unknown, 1 a retry loop's wait, 2 not one

@@ -504,10 +504,35 @@ std::uint32_t Machine<D>::new_agent(std::uint32_t t, bool write) {
 template <class D>
 void Machine<D>::async_proxy_fence(std::uint32_t t) {
   if (!o_.check_races) return;
-  if (async_proxy_fence_.empty()) async_proxy_fence_.assign(n_, 0);
+  if (async_proxy_fence_.empty()) {
+    reserve("the proxy fences' clocks", std::uint64_t(n_) * n_, sizeof(std::uint32_t));
+    async_proxy_fence_.assign(n_, 0);
+    proxy_fence_seen_.assign(std::size_t(n_) * n_, 0);
+  }
   std::uint32_t& own = vc_[std::size_t(t) * w_ + t];
   ++own;  // writes before the fence have a smaller clock than accesses after it
   async_proxy_fence_[t] = own;
+  std::copy(vc_.begin() + std::ptrdiff_t(std::size_t(t) * w_), vc_.begin() + std::ptrdiff_t(std::size_t(t) * w_ + n_),
+            proxy_fence_seen_.begin() + std::ptrdiff_t(std::size_t(t) * n_));
+}
+
+// Whether thread u's generic-proxy write at clock `clock` is visible to an
+// async-proxy access that thread t issues now: some thread v's last
+// fence.proxy.async came after the write (in v's program order when v is
+// the writer, else ordered after it by a synchronization) and before now
+// (v is t, or t is ordered after v's fence). Only each thread's last fence
+// is kept, so a write covered by an earlier fence of a thread that fenced
+// again since may be reported: a race in doubt, never a race missed.
+template <class D>
+bool Machine<D>::proxy_fenced(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const {
+  if (async_proxy_fence_.empty()) return false;
+  for (std::uint32_t v = 0; v < n_; ++v) {
+    const std::uint32_t f = async_proxy_fence_[v];
+    if (f == 0) continue;
+    const bool after_write = v == u ? clock < f : proxy_fence_seen_[std::size_t(v) * n_ + u] > clock;
+    if (after_write && (v == t || ordered(t, v, f))) return true;
+  }
+  return false;
 }
 
 template <class D>

@@ -357,18 +357,19 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
   Shadow& s = m.shadow[c];
   auto is_ordered = [&](std::uint32_t u, std::uint32_t clock) { return u == a || ordered(t, u, clock); };
   auto unfenced = [&](std::uint32_t u, std::uint32_t clock) {
-    return async_read_of_shared && u < n_ && (async_proxy_fence_.empty() || clock >= async_proxy_fence_[u]);
+    return async_read_of_shared && u < n_ && !proxy_fenced(t, u, clock);
   };
   auto proxy_race = [&](std::uint32_t u, std::uint32_t upc) {
     try {
       race(t, m, c, u, upc, Access::Write, kind, pc);
     } catch (Stop& st) {
-      st.diag.message += ": the generic-proxy write is not followed by a fence.proxy.async in its thread";
+      st.diag.message += ": no fence.proxy.async lies between the generic-proxy write and the copy";
       st.diag.detail =
           "  TMA and the bulk copies read shared memory through the async proxy; a write through the generic\n"
-          "  proxy (st.shared) is visible to it only after the writing thread executes fence.proxy.async\n"
-          "  (PTX ISA, Memory Consistency Model, proxies; CUDA's fence_proxy_async_shared_cta()), before the\n"
-          "  synchronization that orders it with the copy's issue\n";
+          "  proxy (st.shared) is visible to it only through a fence.proxy.async ordered after the write and\n"
+          "  before the copy's issue: the writer's, before the synchronization that orders it with the\n"
+          "  issuer, or the issuing thread's own, after it (PTX ISA, Memory Consistency Model, proxies;\n"
+          "  CUDA's fence_proxy_async_shared_cta())\n";
       throw;
     }
   };

@@ -257,8 +257,7 @@ void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_ma
             return;
           }
         }
-        const std::uint32_t f = async_proxy_fence_.empty() ? 0 : async_proxy_fence_[u];
-        if (f != 0 && clock < f && (u == t || ordered(t, u, f))) return;
+        if (proxy_fenced(t, u, clock)) return;
         Diagnostic d;
         d.kind = DiagKind::Race;
         d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(b) + ", which thread " +

@@ -635,6 +635,70 @@ TEST_CASE("TMA store: shared memory written by threads needs fence.proxy.async b
   CHECK(d.accesses[1].kind == "TMA read");
 }
 
+namespace {
+
+// tma_store's kernel with what follows the barrier given: `issuer` runs in
+// thread 0 before its copy, `others` in threads 1-63.
+std::string tma_store_after_barrier(const std::string& issuer, const std::string& others) {
+  return kernel(".param .align 64 .b8 b_map[128], .param .u64 x", "  .shared .align 1024 .b8 smem[1024];\n",
+                "  ld.param.u64 %rd10, [x];\n  cvta.to.global.u64 %rd1, %rd10;\n  mov.u32 %r1, %tid.x;\n"
+                "  mul.wide.u32 %rd3, %r1, 4;\n  mov.u32 %r4, smem;\n"
+                "  mov.b64 %rd20, b_map;\n  cvta.param.u64 %rd21, %rd20;\n"
+                "  add.s64 %rd5, %rd1, %rd3;\n  ld.global.f32 %f1, [%rd5];\n"
+                "  shl.b32 %r5, %r1, 2;\n  add.s32 %r9, %r4, %r5;\n  st.shared.f32 [%r9], %f1;\n"
+                "  bar.sync 0;\n"
+                "  setp.ne.s32 %p1, %r1, 0;\n"
+                "  @%p1 bra OTHERS;\n" +
+                    issuer +
+                    "  mov.u32 %r20, 0;\n"
+                    "  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd21, {%r20, %r20}], [%r4];\n"
+                    "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group.read 0;\n"
+                    "  bra.uni DONE;\n"
+                    "OTHERS:\n" +
+                    others +
+                    "DONE:\n"
+                    "  ret;\n");
+}
+
+}  // namespace
+
+TEST_CASE("TMA store: the proxy fence may follow the barrier in the issuing thread, as Triton places it") {
+  // Every thread fences after the barrier that ordered the stores before
+  // the issue (Triton 3.6's sm_90 epilogue): the issuer's own fence lies
+  // between every write and the copy.
+  const std::string fence = "  fence.proxy.async.shared::cta;\n";
+  Run ok;
+  run(ok, tma_store_after_barrier(fence, fence), store_launch());
+  INFO(ok.text());
+  CHECK(ok.r.ok());
+}
+
+TEST_CASE("TMA store: a writer's fence that nothing orders before the issue does not count, whenever it runs") {
+  // Threads 32-63 fence after the barrier and exit; warp 0 does not fence
+  // and thread 0 waits at a warp sync first, so in this schedule their
+  // fences have run when it issues the copy. No proxy fence lies between
+  // their writes and the copy in happens-before order: a race in every
+  // schedule (this was accepted while the check asked only whether the
+  // writer had fenced by then). A fence of lanes 1-31 before the warp sync
+  // would be one (the barrier orders every write before it).
+  const std::string others =
+      "  setp.lt.u32 %p2, %r1, 32;\n  @%p2 bar.warp.sync -1;\n  @%p2 bra.uni DONE;\n  fence.proxy.async.shared::cta;\n";
+  Run racy;
+  run(racy, tma_store_after_barrier("  bar.warp.sync -1;\n", others), store_launch());
+  INFO(racy.text());
+  REQUIRE(!racy.r.ok());
+  const Diagnostic& d = racy.r.diagnostics.back();
+  CHECK(d.kind == DiagKind::Race);
+  CHECK(contains(d.message, "fence.proxy.async"));
+  CHECK(d.threads.size() == 2);
+  Run ok;  // lanes 1-31 fence before the warp sync: their fences cover every write
+  run(ok, tma_store_after_barrier("  bar.warp.sync -1;\n",
+                                  "  setp.lt.u32 %p2, %r1, 32;\n  fence.proxy.async.shared::cta;\n  @%p2 bar.warp.sync -1;\n"),
+      store_launch());
+  INFO(ok.text());
+  CHECK(ok.r.ok());
+}
+
 TEST_CASE("TMA store: overwriting the source before wait_group.read retires the group races") {
   const std::string after = "  mov.f32 %f9, 0f00000000;\n  st.shared.f32 [%r4], %f9;\n";
   Run ok;
