@@ -24,17 +24,6 @@ std::string kernel_with(const std::string& stmt) {
          "  ret;\n}\n";
 }
 
-// The kernel k of `text`, lowered (the test fails if it does not lower).
-Program lower_text(const std::string& text) {
-  auto parsed = ptx::parse_ptx(text, "t.ptx");
-  INFO((parsed.error ? parsed.error->text() : std::string()));
-  REQUIRE(parsed.module.has_value());
-  auto lowered = ptx::lower_kernel(*parsed.module, "k");
-  INFO((lowered.error ? lowered.error->text() : std::string()));
-  REQUIRE(lowered.program.has_value());
-  return *lowered.program;
-}
-
 std::size_t fences_in(const Program& p) {
   return std::size_t(std::count_if(p.code.begin(), p.code.end(), [](const Instr& in) { return in.op == Opcode::Fence; }));
 }

@@ -12,16 +12,6 @@ namespace {
 
 const char* kHead = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 
-Program lower_text(const std::string& text) {
-  auto parsed = ptx::parse_ptx(text, "t.ptx");
-  INFO((parsed.error ? parsed.error->text() : std::string()));
-  REQUIRE(parsed.module.has_value());
-  auto lowered = ptx::lower_kernel(*parsed.module, "k");
-  INFO((lowered.error ? lowered.error->text() : std::string()));
-  REQUIRE(lowered.program.has_value());
-  return *lowered.program;
-}
-
 // k(float* y): y[tid] = value, where `body` computes %r9 (an integer) from
 // %r1 = %tid.x; lanes that branch to END write nothing.
 std::string kernel_storing(const std::string& body) {

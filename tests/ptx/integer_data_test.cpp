@@ -62,16 +62,6 @@ const std::string kBits = std::string(kHeader) + R"(
 }
 )";
 
-Program lower_text(const std::string& text, const std::string& kernel) {
-  auto parsed = ptx::parse_ptx(text, "t.ptx");
-  INFO((parsed.error ? parsed.error->text() : std::string()));
-  REQUIRE(parsed.module.has_value());
-  auto lowered = ptx::lower_kernel(*parsed.module, kernel);
-  INFO((lowered.error ? lowered.error->text() : std::string()));
-  REQUIRE(lowered.program.has_value());
-  return *lowered.program;
-}
-
 }  // namespace
 
 TEST_CASE("redux.sync: add, min and max (signed and unsigned), and, or, xor over the members") {

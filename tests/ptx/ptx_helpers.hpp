@@ -26,6 +26,17 @@ inline tileverify::Program lower_file(const std::string& file, const std::string
   return *lowered.program;
 }
 
+// The kernel `kernel` of PTX text, lowered; fails the test if it does not parse or lower.
+inline tileverify::Program lower_text(const std::string& text, const std::string& kernel = "k") {
+  auto parsed = tileverify::ptx::parse_ptx(text, "t.ptx");
+  INFO((parsed.error ? parsed.error->text() : std::string()));
+  REQUIRE(parsed.module.has_value());
+  auto lowered = tileverify::ptx::lower_kernel(*parsed.module, kernel);
+  INFO((lowered.error ? lowered.error->text() : std::string()));
+  REQUIRE(lowered.program.has_value());
+  return *lowered.program;
+}
+
 // The lowering error for `kernel` of PTX text (which must parse).
 inline tileverify::ptx::Error lower_error_of(const std::string& text, const std::string& kernel,
                                             const std::string& file = "t.ptx") {

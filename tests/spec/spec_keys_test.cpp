@@ -7,6 +7,8 @@
 // the messages, the launches, the counterexample and the hint.
 #include "tileverify/equiv.hpp"
 
+#include "spec_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -19,40 +21,12 @@ namespace {
 
 const fs::path kDir = fs::path(TILEVERIFY_TEST_DIR) / "cases" / "spec_keys";
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A spec given as text, its relative paths in tests/cases/spec_keys.
-SpecResult inline_spec(const std::string& text) { return parse_spec(text, (kDir / "inline.json").string()); }
-
-Spec loads(const std::string& text) {
-  SpecResult r = inline_spec(text);
-  INFO(text << "\n" << r.error);
-  REQUIRE(r.spec.has_value());
-  return *r.spec;
-}
-
-std::string parse_error(const std::string& text) {
-  SpecResult r = inline_spec(text);
-  INFO(text);
-  CHECK_FALSE(r.spec.has_value());
-  CHECK(has(r.error, "inline.json: "));
-  return r.error;
-}
-
-Spec from_file(const std::string& name) {
-  SpecResult r = load_spec((kDir / name).string());
-  INFO(r.error);
-  REQUIRE(r.spec.has_value());
-  return *r.spec;
-}
-
-// The launch of kernel k of s, or its error.
-LaunchResult launch(const Spec& s, const KernelSpec& k) {
-  KernelLoad l = load_kernel(k);
-  INFO(l.error);
-  REQUIRE(l.program.has_value());
-  return launch_for(s, k, *l.program);
-}
+using spec_test::has;
+// The helpers of spec_helpers.hpp, with this file's folder.
+Spec loads(const std::string& text) { return spec_test::loads(kDir, text); }
+std::string parse_error(const std::string& text) { return spec_test::parse_error(kDir, text); }
+Spec from_file(const std::string& name) { return spec_test::from_file(kDir, name); }
+using spec_test::launch;
 
 const std::string kPool = R"("params": [
     {"name": "x", "dtype": "f32", "shape": [128], "role": "in"},

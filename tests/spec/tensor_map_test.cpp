@@ -6,6 +6,8 @@
 // "cluster" divides the grid and stays within the portable 8 CTAs.
 #include "tileverify/equiv.hpp"
 
+#include "spec_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -19,31 +21,12 @@ namespace {
 
 const fs::path kDir = fs::path(TILEVERIFY_TEST_DIR) / "cases" / "tensor_maps";
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-SpecResult inline_spec(const std::string& text) { return parse_spec(text, (kDir / "inline.json").string()); }
-
-Spec loads(const std::string& text) {
-  SpecResult r = inline_spec(text);
-  INFO(text << "\n" << r.error);
-  REQUIRE(r.spec.has_value());
-  return *r.spec;
-}
-
-std::string parse_error(const std::string& text) {
-  SpecResult r = inline_spec(text);
-  INFO(text);
-  REQUIRE_FALSE(r.spec.has_value());
-  CHECK(has(r.error, "inline.json: "));
-  return r.error;
-}
-
-LaunchResult launch(const Spec& s, const KernelSpec& k) {
-  KernelLoad l = load_kernel(k);
-  INFO(l.error);
-  REQUIRE(l.program.has_value());
-  return launch_for(s, k, *l.program);
-}
+using spec_test::has;
+// The helpers of spec_helpers.hpp, with this file's folder.
+Spec loads(const std::string& text) { return spec_test::loads(kDir, text); }
+std::string parse_error(const std::string& text) { return spec_test::parse_error(kDir, text); }
+Spec from_file(const std::string& name) { return spec_test::from_file(kDir, name); }
+using spec_test::launch;
 
 // map_pointer_int(const __grid_constant__ CUtensorMap a_map, float* c, int m),
 // with an empty body (signatures.ptx).
@@ -354,13 +337,6 @@ TEST_CASE("cluster: 1 to 3 dimensions that divide the grid, 8 CTAs at most") {
 
 namespace {
 
-Spec case_spec(const std::string& name) {
-  SpecResult r = load_spec((kDir / name).string());
-  INFO(r.error);
-  REQUIRE(r.spec.has_value());
-  return *r.spec;
-}
-
 // from_bottom.json's kernel and params, with the given grids (and more keys).
 std::string from_bottom_with(const std::string& grid, const std::string& more = "") {
   return R"({"kernel": {"ptx": "tma_tiles.ptx", "kernel": "scale_rows_from_bottom", "block": [128]}, "grid": )" + grid +
@@ -376,7 +352,7 @@ std::string from_bottom_with(const std::string& grid, const std::string& more = 
 
 TEST_CASE("launch contract: every CTA of a TMA kernel's grid is run, and a stray CTA is the verdict") {
   // One CTA too many: CTA (2,0,0) owns rows [-16, 0).
-  Report r = check(case_spec("from_bottom_stray.json"));
+  Report r = check(from_file("from_bottom_stray.json"));
   INFO(r.text());
   CHECK(r.verdict == Outcome::LaunchContract);
   CHECK(r.exit_code() == 2);
@@ -401,7 +377,7 @@ TEST_CASE("launch contract: every CTA of a TMA kernel's grid is run, and a stray
   CHECK(has(json, "\"ctas_run\": 3"));
 
   // Every CTA owns a tile: the scan runs them all and the check goes on.
-  r = check(case_spec("from_bottom.json"));
+  r = check(from_file("from_bottom.json"));
   INFO(r.text());
   CHECK(r.verdict == Outcome::Ok);
   REQUIRE(r.contract_scans.size() == 1);
@@ -413,7 +389,7 @@ TEST_CASE("launch contract: every CTA of a TMA kernel's grid is run, and a stray
 TEST_CASE("launch contract: stray CTAs whose loads read zeros are safe, and noted") {
   // CTAs 2 and 3 of scale_rows_stray.json load boxes wholly below A, which a
   // GPU fills with zeros (tools/gpu_checks/tma_bounds.cu), and store nothing.
-  Report r = check(case_spec("scale_rows_stray.json"));
+  Report r = check(from_file("scale_rows_stray.json"));
   INFO(r.text());
   CHECK(r.verdict == Outcome::Ok);
   REQUIRE(r.contract_scans.size() == 1);
