@@ -135,7 +135,10 @@ struct LaunchArg {
 struct Launch {
   Dim3 block;
   Dim3 grid;
-  Dim3 cta{0, 0, 0};            // which CTA (blockIdx) this run is
+  // Which CTA (blockIdx) this run is. In a cluster of more than one CTA the
+  // run is the whole cluster that holds it: its CTAs share distributed
+  // shared memory and barriers, so none runs alone (run_cluster).
+  Dim3 cta{0, 0, 0};
   // The cluster shape of a cluster launch (cudaLaunchKernelEx with a
   // cluster dimension, or __cluster_dims__); 1x1x1 otherwise.
   Dim3 cluster;
@@ -144,6 +147,21 @@ struct Launch {
   // cudaMemcpyToSymbol, by variable name: input tensors like the arguments.
   std::map<std::string, TensorArg> symbols;
 };
+
+// The cluster shape a run of p under l covers: the launch's, else the
+// kernel's .reqnctapercluster (which a launch without a cluster runs in, as
+// <<<...>>> does on a GPU), else one CTA.
+inline Dim3 run_cluster(const Program& p, const Launch& l) {
+  if (l.cluster.count() == 1 && p.reqnctapercluster[0] != 0)
+    return Dim3{p.reqnctapercluster[0], p.reqnctapercluster[1], p.reqnctapercluster[2]};
+  return l.cluster;
+}
+
+// CTA `rank` (%cluster_ctarank: x fastest) of the cluster of shape c that
+// holds cta: the runs of a grid start one per cluster, at rank 0.
+inline Dim3 cluster_cta(const Dim3& cta, const Dim3& c, std::uint32_t rank) {
+  return Dim3{cta.x / c.x * c.x + rank % c.x, cta.y / c.y * c.y + rank / c.x % c.y, cta.z / c.z * c.z + rank / (c.x * c.y)};
+}
 
 // Trap: a thread executed trap (__trap()) or a failed assert(); the message
 // gives the assert's condition, file, line and function when the PTX has them.

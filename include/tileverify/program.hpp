@@ -502,6 +502,10 @@ struct Instr {
   bool saturate = false;       // Cvt .sat: clamp a float to [0, 1]
   std::int32_t guard = -1;     // predicate register; -1: always
   bool guard_negated = false;
+  // Ld/St/Atom: .shared::cluster, whose address may be in the shared memory
+  // of another CTA of the cluster (mapa's result); a .shared::cta access
+  // stays inside its own CTA.
+  bool cluster_space = false;
   SmallVector<std::uint32_t, 4> dst;  // destination registers (vectors and fragments have several)
   SmallVector<Operand, 3> src;
   std::uint32_t target = 0;        // Bra: instruction index

@@ -45,7 +45,10 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
   // CTAs); here they would only slow every CTA's run down.
   opts.check_races = false;
   ConcreteDomain dom;
-  const Dim3 checked = l.cta;  // the one-CTA check's, which notes its own CTA's findings
+  const Dim3 cluster = run_cluster(p, l);
+  // The one-CTA check's run (its cluster's, in a cluster launch), which
+  // notes its own findings.
+  const Dim3 checked = cluster_cta(l.cta, cluster, 0);
   std::vector<Diagnostic> found;  // the contract's breaches, then any other bug found
   // Notes of other CTAs' TMA copies outside their map that do not trap (a
   // load wholly past the tensor reads zeros): a launch with more CTAs than
@@ -76,15 +79,16 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
   for (std::uint32_t z = 0; z < l.grid.z && go_on(); ++z)
     for (std::uint32_t y = 0; y < l.grid.y && go_on(); ++y)
       for (std::uint32_t x = 0; x < l.grid.x && go_on(); ++x) {
+        l.cta = Dim3{x, y, z};
+        if (!starts_run(l.cta, cluster)) continue;
         scan.stopped = out_of_time(scan.ctas_run);
         if (!scan.stopped.empty()) continue;
-        l.cta = Dim3{x, y, z};
         RunResult<ConcreteDomain> run = run_program(p, l, dom, opts);
-        ++scan.ctas_run;
+        scan.ctas_run += cluster.count();
         if (!(l.cta.x == checked.x && l.cta.y == checked.y && l.cta.z == checked.z))
           for (Diagnostic& n : run.notes)
             if (n.kind == DiagKind::LaunchContract && notes.size() < kMostBreaking) {
-              n.message = with_cta(l.cta, n.message);
+              n.message = with_run(l.cta, cluster, n.message);
               notes.push_back(std::move(n));
             }
         if (run.diagnostics.empty()) continue;
@@ -94,7 +98,7 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
         for (const Diagnostic& d : run.diagnostics) worst = std::max(worst, severity(outcome_of(d.kind)));
         if (contract != run.diagnostics.end() && worst <= severity(Outcome::LaunchContract)) {
           Diagnostic d = *contract;
-          d.message = with_cta(l.cta, d.message);
+          d.message = with_run(l.cta, cluster, d.message);
           found.push_back(std::move(d));
           scan.breaking.push_back(l.cta);
           continue;
@@ -104,7 +108,7 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
           // out of bounds), which the check of one CTA may not reach: it is
           // the answer, naming the CTA, as "ctas": "all" would give it.
           for (Diagnostic d : run.diagnostics) {
-            d.message = with_cta(l.cta, d.message);
+            d.message = with_run(l.cta, cluster, d.message);
             found.push_back(std::move(d));
           }
           other_bug = true;
@@ -113,7 +117,7 @@ bool scan_launch_contract(const Program& p, Launch l, const RunLimits& limits, c
         // Unsupported code, a limit, a bad launch: this CTA cannot be
         // scanned, and the check of one CTA reports its own.
         const Diagnostic& d = run.diagnostics.front();
-        scan.stopped = cta_name(l.cta) + " (" + diag_kind_name(d.kind) + ": " + d.message + ")";
+        scan.stopped = run_name(l.cta, cluster) + " (" + diag_kind_name(d.kind) + ": " + d.message + ")";
         stopped_at_checked = l.cta.x == checked.x && l.cta.y == checked.y && l.cta.z == checked.z;
       }
   scan.seconds = since(t0);

@@ -23,6 +23,27 @@ inline std::string with_cta(const Dim3& cta, const std::string& message) {
   return message.find(cta_name(cta)) != std::string::npos ? message : cta_name(cta) + ": " + message;
 }
 
+// A grid runs one cluster at a time (eval.hpp, Launch::cta): a run starts
+// at each CTA of rank 0, and covers the cluster's CTAs; without clusters,
+// at every CTA.
+inline bool starts_run(const Dim3& cta, const Dim3& cluster) {
+  return cta.x % cluster.x == 0 && cta.y % cluster.y == 0 && cta.z % cluster.z == 0;
+}
+
+// "CTA (1,0,0)", or for a run of a cluster "the cluster of CTAs (0,0,0)-(0,1,0)".
+inline std::string run_name(const Dim3& cta, const Dim3& cluster) {
+  if (cluster.count() == 1) return cta_name(cta);
+  const Dim3 last = cluster_cta(cta, cluster, std::uint32_t(cluster.count() - 1));
+  return "the cluster of CTAs " + cta_name(cta).substr(4) + "-" + cta_name(last).substr(4);
+}
+
+// A run's diagnostic message with the run in front, unless it names its
+// CTA already.
+inline std::string with_run(const Dim3& cta, const Dim3& cluster, const std::string& message) {
+  if (cluster.count() == 1) return with_cta(cta, message);
+  return message.rfind("CTA (", 0) == 0 ? message : run_name(cta, cluster) + ": " + message;
+}
+
 // The verdict a run diagnostic gives, and how serious it is (equiv.cpp).
 Outcome outcome_of(DiagKind k);
 int severity(Outcome o);
@@ -76,7 +97,9 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
   opts.record_touches = true;
   opts.check_races = check_races;
   const std::uint64_t total = l.grid.count();
-  std::uint64_t done = 0;
+  const Dim3 cluster = run_cluster(p, l);
+  const std::uint32_t per_cta = std::uint32_t(l.block.count());
+  std::uint64_t done = 0;  // CTAs run
   const auto t0 = std::chrono::steady_clock::now();
   // Before each CTA: the deadline, and (once a few CTAs give a rate) whether
   // the rest can finish before it. A grid of 2^31 CTAs would run for hours:
@@ -125,9 +148,10 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
     for (std::uint32_t y = 0; y < l.grid.y; ++y)
       for (std::uint32_t x = 0; x < l.grid.x; ++x) {
         l.cta = Dim3{x, y, z};
+        if (!starts_run(l.cta, cluster)) continue;
         if (out_of_time()) return g;
         auto run = run_program(p, l, dom, opts);
-        ++done;
+        done += cluster.count();
         if (limits.grid_progress) limits.grid_progress(done, total);
         g.stats.thread_instructions += run.stats.thread_instructions;
         g.stats.block_syncs += run.stats.block_syncs;
@@ -139,13 +163,13 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
           for (const Diagnostic& n : g.notes) again = again || (n.kind == d.kind && n.loc.line == d.loc.line &&
                                                                 n.loc.column == d.loc.column && n.loc.file == d.loc.file);
           if (!again && g.notes.size() < 8) {
-            d.message = cta_name(l.cta) + ": " + d.message;
+            d.message = with_run(l.cta, cluster, d.message);
             g.notes.push_back(std::move(d));
           }
         }
         if (!run.diagnostics.empty()) {
           for (Diagnostic d : run.diagnostics) {
-            d.message = with_cta(l.cta, d.message);
+            d.message = with_run(l.cta, cluster, d.message);
             g.diagnostics.push_back(d);
           }
           return g;
@@ -157,7 +181,8 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
           for (std::size_t e = 0; e < ts.size(); ++e) {
             const Touch& t = ts[e];
             if (!t.kinds) continue;
-            Owner mine{l.cta, t};
+            // A cluster's run numbers threads across its CTAs.
+            Owner mine{cluster_cta(l.cta, cluster, per_cta ? t.thread / per_cta : 0), t};
             if (own[e]) {
               const Owner& o = *own[e];
               bool o_upd = o.touch.kinds & (Touch::kWrite | Touch::kAtomic), m_upd = t.kinds & (Touch::kWrite | Touch::kAtomic);
@@ -191,7 +216,7 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
                   d.element = std::int64_t(e);
                   d.loc = p.code[t.pc].loc;
                   d.threads = {o.touch.thread, t.thread};
-                  d.message = cta_name(o.cta) + " and " + cta_name(l.cta) + " write the same value to global " + name +
+                  d.message = cta_name(o.cta) + " and " + cta_name(mine.cta) + " write the same value to global " + name +
                               "[" + std::to_string(e) +
                               "] without synchronization (not a race: either order leaves the same value)";
                   d.accesses = {access(o), access(mine)};
@@ -205,14 +230,14 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
                 d.loc = p.code[t.pc].loc;
                 d.threads = {o.touch.thread, t.thread};
                 d.message = "data race on global " + name + "[" + std::to_string(e) + "] between " + cta_name(o.cta) +
-                            " and " + cta_name(l.cta);
+                            " and " + cta_name(mine.cta);
                 d.accesses = {access(o), access(mine)};
-                d.detail = "  the first access is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                d.detail = "  the first access is in " + cta_name(o.cta) + ", the second in " + cta_name(mine.cta) +
                            ": nothing orders two CTAs of a grid\n  (no barrier reaches across CTAs), so the result "
                            "depends on which runs first; each element must be\n  written by one CTA, or only "
                            "updated by the same atomic (add, min, max)\n";
                 if (same_value)
-                  d.detail = "  the first write is in " + cta_name(o.cta) + ", the second in " + cta_name(l.cta) +
+                  d.detail = "  the first write is in " + cta_name(o.cta) + ", the second in " + cta_name(mine.cta) +
                              ", and nothing orders two CTAs of a grid;\n  both write the same value, so either "
                              "order leaves it in memory (without --strict this is a note),\n  but the PTX memory model "
                              "calls any two unordered writes of one element a data race (let one\n  CTA write each "
@@ -236,7 +261,7 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
             }
             auto& who = g.writers[name];
             who.resize(ts.size());
-            if (!who[e] && (t.kinds & (Touch::kWrite | Touch::kAtomic))) who[e] = l.cta;
+            if (!who[e] && (t.kinds & (Touch::kWrite | Touch::kAtomic))) who[e] = mine.cta;
           }
         }
       }

@@ -592,12 +592,13 @@ Dim3 cluster_of(const json& j, const std::string& name) {
   return c;
 }
 
-void cluster_fits(const Dim3& cluster, const std::string& cluster_name, const Dim3& grid, const std::string& grid_name) {
+// cluster_label: how the message names the cluster ("\"cluster\"", a field).
+void cluster_fits(const Dim3& cluster, const std::string& cluster_label, const Dim3& grid, const std::string& grid_name) {
   static const char* axis[3] = {"x", "y", "z"};
   const std::uint32_t c[3] = {cluster.x, cluster.y, cluster.z}, g[3] = {grid.x, grid.y, grid.z};
   for (int i = 0; i < 3; ++i)
     if (g[i] % c[i] != 0)
-      fail(field(cluster_name) + " " + dim3_text(cluster) + " does not divide " + field(grid_name) + " " +
+      fail(cluster_label + " " + dim3_text(cluster) + " does not divide " + field(grid_name) + " " +
            dim3_text(grid) + ": " + axis[i] + " " + std::to_string(g[i]) + " is not a multiple of " +
            std::to_string(c[i]) + "; a cluster launch's grid is a whole number of clusters in each dimension (CUDA "
            "C++ Programming Guide, \"Thread Block Clusters\")");
@@ -1149,7 +1150,7 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
   for (const auto& [k, name] : {std::pair<const std::optional<KernelSpec>*, const char*>{&s.ref, "ref"}, {&s.opt, "opt"}}) {
     if (!*k) continue;
     const std::string entry = j.contains("kernel") ? "kernel" : name;
-    cluster_fits((*k)->cluster ? *(*k)->cluster : s.cluster, (*k)->cluster ? entry + ".cluster" : "cluster",
+    cluster_fits((*k)->cluster ? *(*k)->cluster : s.cluster, field((*k)->cluster ? entry + ".cluster" : "cluster"),
                  (*k)->grid ? *(*k)->grid : s.grid, (*k)->grid ? entry + ".grid" : "grid");
   }
   cta_inside(s.cta, s.grid, "grid");
@@ -1285,6 +1286,24 @@ Dim3 block_for(const KernelSpec& k, const Program& p) {
          std::to_string(most) + " of the .maxntid " + dims_text(max) + " of '" + p.name +
          "' (its __launch_bounds__): a launch with more threads fails");
   return b;
+}
+
+// The cluster: the spec's, which must be the kernel's .reqnctapercluster
+// where it has one (a launch with another fails on the GPU), or that one
+// when the spec gives none (as <<<...>>> runs a __cluster_dims__ kernel);
+// the grid must be a whole number of them.
+void cluster_for(const KernelSpec& k, const Program& p, const Launch& l) {
+  const auto& req = p.reqnctapercluster;
+  if (req[0] == 0) return;
+  const Dim3 want{req[0], req[1] ? req[1] : 1, req[2] ? req[2] : 1};
+  const std::string what = entry_of(k);
+  const std::string name = k.cluster ? what + ".cluster" : "cluster";
+  if (l.cluster.count() != 1 && (l.cluster.x != want.x || l.cluster.y != want.y || l.cluster.z != want.z))
+    fail(field(name) + " " + dim3_text(l.cluster) + " is not the cluster '" + p.name +
+         "' requires: its .reqnctapercluster is " + dims_text(req) +
+         ", and a launch with another cluster fails (leave \"cluster\" out to take .reqnctapercluster)");
+  cluster_fits(want, k.cluster ? field(name) : "the .reqnctapercluster of '" + k.kernel + "'", l.grid,
+               k.grid ? what + ".grid" : "grid");
 }
 
 TensorArg tensor_of(const ParamSpec& p) {
@@ -1442,6 +1461,7 @@ LaunchResult launch_for(const Spec& s, const KernelSpec& k, const Program& p) {
   try {
     Launch l = plain_launch(s, k);
     l.block = block_for(k, p);
+    cluster_for(k, p, l);
     add_args(s, k, p, l);
     r.launch = std::move(l);
   } catch (const SpecError& e) {

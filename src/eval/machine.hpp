@@ -123,6 +123,13 @@ class Machine {
     throw Stop{d};
   }
 
+  [[noreturn]] void unsupported_launch(const std::string& msg) {
+    Diagnostic d;
+    d.kind = DiagKind::Unsupported;
+    d.message = msg;
+    throw Stop{d};
+  }
+
   [[noreturn]] void fail(DiagKind k, std::uint32_t t, const std::string& msg) {
     Diagnostic d;
     d.kind = k;
@@ -153,7 +160,19 @@ class Machine {
   // Registers, operands and their kinds (from_bits: machine_arith.cpp).
   Val<V>& reg(std::uint32_t t, std::uint32_t r) { return regs_[std::size_t(t) * r_ + r]; }
 
+  // Thread t's CTA in the cluster the run covers (0 outside clusters), and
+  // the buffer declaration i is in that CTA (shared ones have a copy each).
+  std::uint32_t rank(std::uint32_t t) const { return t / nb_; }
+  // The first thread of t's warpgroup: four warps from a multiple of 128
+  // threads of its CTA.
+  std::uint32_t warpgroup_first(std::uint32_t t) const { return t / nb_ * nb_ + t % nb_ / 128 * 128; }
+  std::uint32_t decl_buf(std::uint32_t t, std::uint32_t i) const {
+    return ncta_ == 1 ? decl_buf_[i] : rank_buf_[std::size_t(t / nb_) * p_.buffers.size() + i];
+  }
+
   std::int64_t special(std::uint32_t t, Special s) {
+    const Dim3& cta = cta_of_rank_[t / nb_];
+    t %= nb_;
     std::uint32_t x = t % l_.block.x, y = (t / l_.block.x) % l_.block.y, z = t / (l_.block.x * l_.block.y);
     switch (s) {
       case Special::TidX: return x;
@@ -162,26 +181,26 @@ class Machine {
       case Special::NtidX: return l_.block.x;
       case Special::NtidY: return l_.block.y;
       case Special::NtidZ: return l_.block.z;
-      case Special::CtaidX: return l_.cta.x;
-      case Special::CtaidY: return l_.cta.y;
-      case Special::CtaidZ: return l_.cta.z;
+      case Special::CtaidX: return cta.x;
+      case Special::CtaidY: return cta.y;
+      case Special::CtaidZ: return cta.z;
       case Special::NctaidX: return l_.grid.x;
       case Special::NctaidY: return l_.grid.y;
       case Special::NctaidZ: return l_.grid.z;
       case Special::LaneId: return t % 32;
       case Special::WarpId: return t / 32;
-      case Special::ClusterCtaidX: return l_.cta.x % cluster_.x;
-      case Special::ClusterCtaidY: return l_.cta.y % cluster_.y;
-      case Special::ClusterCtaidZ: return l_.cta.z % cluster_.z;
+      case Special::ClusterCtaidX: return cta.x % cluster_.x;
+      case Special::ClusterCtaidY: return cta.y % cluster_.y;
+      case Special::ClusterCtaidZ: return cta.z % cluster_.z;
       case Special::ClusterNctaidX: return cluster_.x;
       case Special::ClusterNctaidY: return cluster_.y;
       case Special::ClusterNctaidZ: return cluster_.z;
       case Special::ClusterCtarank:
-        return l_.cta.x % cluster_.x + std::int64_t(cluster_.x) * (l_.cta.y % cluster_.y + std::int64_t(cluster_.y) * (l_.cta.z % cluster_.z));
+        return cta.x % cluster_.x + std::int64_t(cluster_.x) * (cta.y % cluster_.y + std::int64_t(cluster_.y) * (cta.z % cluster_.z));
       case Special::ClusterNctarank: return std::int64_t(cluster_.count());
-      case Special::ClusteridX: return l_.cta.x / cluster_.x;
-      case Special::ClusteridY: return l_.cta.y / cluster_.y;
-      case Special::ClusteridZ: return l_.cta.z / cluster_.z;
+      case Special::ClusteridX: return cta.x / cluster_.x;
+      case Special::ClusteridY: return cta.y / cluster_.y;
+      case Special::ClusteridZ: return cta.z / cluster_.z;
       case Special::NclusteridX: return l_.grid.x / cluster_.x;
       case Special::NclusteridY: return l_.grid.y / cluster_.y;
       case Special::NclusteridZ: return l_.grid.z / cluster_.z;
@@ -242,7 +261,7 @@ class Machine {
         return v;
       case Operand::Kind::Buffer:
         v.kind = VKind::Ptr;
-        v.buf = decl_buf_[o.index];
+        v.buf = decl_buf(t, o.index);
         v.i = o.imm;
         return v;
       case Operand::Kind::Param: {
@@ -347,7 +366,7 @@ class Machine {
   };
 
   Addr address(std::uint32_t t, const Operand& o) {
-    if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf_[o.index], o.imm};
+    if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf(t, o.index), o.imm};
     Val<V> v = operand(t, o);
     if (v.sched) schedule_dependent(t, v.sched, "an address");
     if (__builtin_expect(v.kind != VKind::Ptr, 0)) {
@@ -356,13 +375,16 @@ class Machine {
       // window maps it back to (buffer, offset). Only shared addresses are
       // concrete integers; a generic or global one is not modelled.
       if (v.kind == VKind::Int && shared_operand(p_.code[pc_[t]], o))
-        return window_addr(t, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0));
+        return window_addr(t, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0), &o);
       fail(DiagKind::NotStructured, t,
            v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer (a pointer "
                                        "a spec gives as null is the integer 0)"
                                 : "an address that depends on tensor data");
     }
-    return Addr{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
+    const Addr a{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
+    if (__builtin_expect(ncta_ > 1, 0) && buf_rank_[a.buf] != kNone && buf_rank_[a.buf] != t / nb_)
+      remote_access(t, o, buf_rank_[a.buf]);
+    return a;
   }
 
   // The first cell of access number k of `width` bytes at a (bytes
@@ -713,7 +735,9 @@ class Machine {
   void make_window();
   // The integer address of pointer p (its buffer shared), or as_int's report.
   std::int64_t window_int(std::uint32_t t, const Val<V>& p, const char* what);
-  Addr window_addr(std::uint32_t t, std::int64_t a);
+  // o: the operand of an access through the address (remote_access's rule
+  // when it names another CTA); none: only the translation (mapa).
+  Addr window_addr(std::uint32_t t, std::int64_t a, const Operand* o = nullptr);
   // Whether address operand o of `in` is in the .shared state space.
   static bool shared_operand(const Instr& in, const Operand& o) {
     if (in.op == Opcode::CpAsync) return &o == &in.src[0];  // the destination; the source is global
@@ -759,7 +783,8 @@ class Machine {
     std::deque<std::vector<BulkOp>> committed;  // oldest first
     std::size_t read_done = 0;                   // the oldest groups whose reads a wait_group.read retired
   };
-  Mbar& mbar_of(std::uint32_t t, const Operand& o, bool init);
+  Mbar& mbar_of(std::uint32_t t, const Operand& o, bool init) { return mbar_at(t, address(t, o), init); }
+  Mbar& mbar_at(std::uint32_t t, const Addr& a, bool init);
   std::string mbar_name(const Mbar& b) const;
   void mbar_access(std::uint32_t t, const Mbar& b, bool init_or_inval);
   void mbar_release(std::uint32_t t, Mbar& b);
@@ -775,6 +800,8 @@ class Machine {
   void agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool write, bool async_read_of_shared);
   void check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
   void tma(std::uint32_t t, const Instr& in);
+  void tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_t tbuf, const std::vector<std::uint64_t>& stride,
+                    const std::vector<std::int64_t>& coord, const Addr& s, unsigned span, std::uint32_t ra);
   void bulk_copy(std::uint32_t t, const Instr& in);
   void bulk_wait(std::uint32_t t, const Instr& in);
   const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::uint32_t* arg);
@@ -821,6 +848,19 @@ class Machine {
   std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
   std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)
 
+  // ------------------------------------------------------------ clusters
+  // Distributed shared memory and mapa (machine_cluster.cpp).
+  std::uint32_t rank_copy(std::uint32_t buf, std::uint32_t r) const;  // buf's copy in CTA rank r
+  void remote_access(std::uint32_t t, const Operand& o, std::uint32_t r);
+  void record_remote(std::uint32_t col, std::uint32_t r, std::uint32_t pc);
+  void check_remote_exits();
+  void mapa(std::uint32_t t, const Instr& in);
+  std::string cluster_threads_text() const;
+  // The shared window's tag of CTA rank r's shared memory in a
+  // .shared::cluster address (bits 24 and up: rank + 1; 0: the executing
+  // CTA's own, the .shared::cta window).
+  static constexpr unsigned kRankShift = 24;
+
   // ------------------------------------------------------------ wmma
   // wmma.load, wmma.mma and wmma.store (machine_warp.cpp).
   static void wmma_dims(WmmaShape s, int* m, int* n, int* k);
@@ -855,6 +895,20 @@ class Machine {
   std::vector<std::uint32_t> vc_;  // n x w_ vector clocks (w_ = n_ unless async copies add columns)
   std::vector<Memory<V>> mem_;
   std::vector<std::uint32_t> param_buf_, decl_buf_;
+  // Clusters (machine_cluster.cpp): threads per CTA and CTAs in the run,
+  // each rank's CTA (blockIdx), per rank and declaration its buffer, per
+  // buffer the rank of a shared copy (kNone: a buffer of the whole run).
+  std::uint32_t nb_ = 1, ncta_ = 1;
+  std::vector<Dim3> cta_of_rank_;
+  std::vector<std::uint32_t> rank_buf_, buf_rank_;
+  struct CopyRank {
+    std::uint32_t buf, rank, decl;
+  };
+  std::vector<CopyRank> copy_ranks_;
+  // Per rank, per vector-clock column (a thread or an agent): 1 + the
+  // clock of its last access to that CTA's shared memory from outside it,
+  // and the access's pc; checked against the CTA's exit (check_remote_exits).
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> remote_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
   std::vector<std::int32_t> free_sets_;
   std::vector<std::vector<WriteEpoch>> write_sets_;  // Shadow::w_more

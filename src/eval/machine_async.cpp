@@ -31,6 +31,29 @@ std::string dims_text(const std::vector<std::uint64_t>& v) {
   return s;
 }
 
+// Operations with no effect but their destination register.
+bool pure_integer_op(Opcode op) {
+  switch (op) {
+    case Opcode::Mov:
+    case Opcode::Cvt:
+    case Opcode::Selp:
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mul:
+    case Opcode::Mad:
+    case Opcode::Min:
+    case Opcode::Max:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Xor:
+    case Opcode::Not:
+    case Opcode::Shl:
+    case Opcode::Shr:
+    case Opcode::Setp: return true;
+    default: return false;
+  }
+}
+
 const char* mbar_op_name(const Instr& in) {
   switch (in.op) {
     case Opcode::MbarInit: return "mbarrier.init";
@@ -77,8 +100,6 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       return true;
     }
     case Opcode::MbarArrive: {
-      if ((in.mode & MbarArriveFlags::kRemote) && cluster_.count() > 1)
-        fail(DiagKind::Unsupported, t, "an arrive on a .shared::cluster barrier: clusters of more than one CTA are not modelled yet");
       Mbar& b = mbar_of(t, in.src[0], false);
       const std::uint32_t bar = mbar_at_[{b.buf, b.byte}];
       const std::int64_t count = control_int(t, operand(t, in.src[1]), "an mbarrier arrival count");
@@ -146,17 +167,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       cluster_bar(t, in, &waits);
       return !waits;
     }
-    case Opcode::Mapa: {
-      // mapa.shared::cluster d, a, rank (PTX ISA, mapa): a's address in the
-      // shared memory of CTA `rank` of the cluster; with a cluster of one,
-      // rank 0 is this CTA and the address is a itself.
-      const std::int64_t rank = control_int(t, operand(t, in.src[1]), "mapa's CTA rank");
-      if (cluster_.count() > 1 || rank != special(t, Special::ClusterCtarank))
-        fail(DiagKind::Unsupported, t,
-             "mapa to CTA rank " + std::to_string(rank) + ": clusters of more than one CTA are not modelled yet");
-      set(t, in.dst[0], operand(t, in.src[0]));
-      return true;
-    }
+    case Opcode::Mapa: mapa(t, in); return true;
     default: break;
   }
   fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " is not modelled");
@@ -169,8 +180,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
 // invalidated (PTX ISA, mbarrier: an operation other than init on an
 // uninitialized or invalidated object is undefined).
 template <class D>
-auto Machine<D>::mbar_of(std::uint32_t t, const Operand& o, bool init) -> Mbar& {
-  const Addr a = address(t, o);
+auto Machine<D>::mbar_at(std::uint32_t t, const Addr& a, bool init) -> Mbar& {
   Memory<V>& m = mem_[a.buf];
   if (m.space != Space::Shared || m.per_thread)
     fail(DiagKind::Unsupported, t, "an mbarrier in '" + m.name + "', which is not shared memory (mbarrier objects are .shared)");
@@ -430,8 +440,17 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
     std::int64_t a = 0, b2 = 0, c = 0, r = 0;
     const std::size_t ns = in.src.size();
     if (in.dst.size() != 1 || ns == 0 || ns > 3 || !value(in.src[0], &a) || (ns > 1 && !value(in.src[1], &b2)) ||
-        (ns > 2 && !value(in.src[2], &c)))
+        (ns > 2 && !value(in.src[2], &c))) {
+      // An operation on other values (the next wait's address, computed
+      // in the loop): its result is unknown here, which ends the search
+      // only if a branch decides on it.
+      if (in.dst.size() == 1 && pure_integer_op(in.op)) {
+        known.erase(in.dst[0]);
+        ++q;
+        continue;
+      }
       break;
+    }
     const bool pred = in.type == DType::Pred;
     switch (in.op) {
       case Opcode::Mov:
@@ -451,7 +470,14 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
           case Cmp::GE: r = a >= b2; break;
         }
         break;
-      default: q = std::uint32_t(p_.code.size()); continue;
+      default:
+        if (pure_integer_op(in.op)) {  // computed from the result, not followed here: unknown
+          known.erase(in.dst[0]);
+          ++q;
+        } else {
+          q = std::uint32_t(p_.code.size());
+        }
+        continue;
     }
     known[in.dst[0]] = r;
     ++q;
@@ -631,13 +657,16 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
     fail(DiagKind::Unsupported, t, "the tensor map '" + pname + "' is interleaved, which is not modelled");
   for (std::uint32_t e : mp.element_strides)
     if (e != 1) fail(DiagKind::Unsupported, t, "the tensor map '" + pname + "' has element strides other than 1, which are not modelled");
+  // .multicast::cluster: the box goes to the same offset of the shared
+  // memory of every CTA of ctaMask, each completing on its mbarrier at the
+  // mbarrier operand's offset (PTX ISA, cp.async.bulk.tensor).
+  std::int64_t mask = 0;
   if (load && in.shape == 1) {
-    const std::int64_t mask = control_int(t, operand(t, in.src.back()), "a TMA multicast mask");
-    if (cluster_.count() > 1)
-      fail(DiagKind::Unsupported, t, "TMA multicast within a cluster of more than one CTA is not modelled yet");
-    if (!(mask & 1))
-      fail(DiagKind::Unsupported, t, "a TMA multicast whose CTA mask " + std::to_string(mask) +
-                                         " leaves out the only CTA of the cluster");
+    mask = control_int(t, operand(t, in.src.back()), "a TMA multicast mask") & 0xffff;
+    if (mask == 0 || (mask >> ncta_) != 0)
+      fail(DiagKind::OutOfBounds, t,
+           "a TMA multicast with CTA mask " + std::to_string(mask) + " in a cluster of " + std::to_string(ncta_) +
+               (ncta_ == 1 ? " CTA" : " CTAs") + ": every bit set must name a CTA rank of the cluster, and one must be set");
   }
   Memory<V>& tm = mem_[tbuf];
   const std::uint64_t esize = dtype_bytes(tm.dtype);
@@ -668,7 +697,8 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
     }
     return std::string(load ? "TMA load" : "TMA store") + " at coordinates (" + c + ") with box " + b;
   };
-  const std::string cta = "CTA (" + std::to_string(l_.cta.x) + "," + std::to_string(l_.cta.y) + "," + std::to_string(l_.cta.z) + ")";
+  const Dim3& own = cta_of_rank_[rank(t)];
+  const std::string cta = "CTA (" + std::to_string(own.x) + "," + std::to_string(own.y) + "," + std::to_string(own.z) + ")";
   const std::string against = " the tensor's shape " + dims_text(mp.dims) + " (dims innermost first, tensor map '" + pname + "')";
   if (!load && negative) {
     Diagnostic d;
@@ -714,13 +744,24 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   if (span && mp.box[0] * esize > span)
     bad_launch("the tensor map '" + pname + "' has an inner box of " + std::to_string(mp.box[0] * esize) +
                " bytes, more than its " + std::to_string(span) + "B swizzle span (cuTensorMapEncodeTiled)");
-  std::uint32_t bar = kNone;
-  if (load) {
-    Mbar& b = mbar_of(t, in.src[2], false);
-    bar = mbar_at_[{b.buf, b.byte}];
-    mbar_access(t, b, false);
-  }
   const std::uint32_t pc = pc_[t];
+  // A load's destinations: (shared buffer, its mbarrier), one per CTA of a
+  // multicast, else the operands' own.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> dests;
+  if (load && mask) {
+    const Addr ba = address(t, in.src[2]);
+    for (std::uint32_t r = 0; r < ncta_; ++r) {
+      if (!(mask >> r & 1)) continue;
+      Mbar& b = mbar_at(t, Addr{rank_copy(ba.buf, r), ba.offset}, false);
+      mbar_access(t, b, false);
+      if (r != rank(t)) record_remote(t, r, pc);
+      dests.emplace_back(rank_copy(s.buf, r), mbar_at_[{b.buf, b.byte}]);
+    }
+  } else if (load) {
+    Mbar& b = mbar_of(t, in.src[2], false);
+    mbar_access(t, b, false);
+    dests.emplace_back(s.buf, mbar_at_[{b.buf, b.byte}]);
+  }
   // Byte strides of the tensor's dimensions.
   std::vector<std::uint64_t> stride(dims, esize);
   for (std::size_t d = 1; d < dims; ++d) {
@@ -732,8 +773,18 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   }
   std::uint64_t total = 1;
   for (std::size_t d = 0; d < dims; ++d) total *= mp.box[d];
-  const std::uint32_t ra = load ? new_agent(t, true) : new_agent(t, false);
-  const std::uint32_t wa = load ? ra : new_agent(t, true);
+  if (load) {
+    for (const auto& [dbuf, bar] : dests) {
+      // One agent per destination: each CTA's copy completes on its own barrier.
+      const std::uint32_t agent = new_agent(t, true);
+      if (ncta_ > 1 && buf_rank_[dbuf] != rank(t)) record_remote(agent, buf_rank_[dbuf], pc);
+      tma_load_box(t, mp, tbuf, stride, coord, Addr{dbuf, s.offset}, span, agent);
+      // The complete-tx counts every byte of the box, the filled ones too.
+      mbar_complete_tx(agent, mbars_[bar], bar, std::int64_t(total * esize));
+    }
+    return;
+  }
+  const std::uint32_t ra = new_agent(t, false), wa = new_agent(t, true);
   std::vector<std::uint32_t> idx(dims, 0);
   for (std::uint64_t l = 0; l < total; ++l) {
     bool inside = true;
@@ -746,35 +797,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
         gbyte += std::uint64_t(g) * stride[d];
     }
     const std::int64_t sbyte = std::int64_t(swizzle_offset(std::uint64_t(s.offset) + l * esize, span));
-    if (load) {
-      const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, true);
-      Cell<V> v = make_cell(int_val(0), make_tag(pc));  // the OOB fill: zero bits are 0 in every format
-      if (inside) {
-        const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte)}, 0, esize, false);
-        agent_access(ra, tm, gc, false, false);
-        const Val<V>& x = read_cell(tm, gc);
-        if (x.kind == VKind::Undef) {
-          note_uninitialized(t, tm, gc);
-          v = make_cell(float_val(poison(tm, gc)), make_tag(pc));
-        } else {
-          v = make_cell(x, (tm.cells[gc].tag & kSliceBits) | make_tag(pc));
-        }
-      }
-      // The shared cell may have been cut finer than the element since (an
-      // access of another width): the value goes in its pieces.
-      const std::size_t k = esize >> sm.gshift;
-      if (k <= 1) {
-        agent_access(ra, sm, sc, true, false);
-        sm.cells[sc] = v;
-      } else {
-        Cell<V> p[16];
-        split_cell(v, esize, sm.g, p);
-        for (std::size_t j = 0; j < k; ++j) {
-          agent_access(ra, sm, sc + j, true, false);
-          sm.cells[sc + j] = p[j];
-        }
-      }
-    } else if (inside) {
+    if (inside) {
       const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, false);
       const std::size_t k = std::max<std::size_t>(1, esize >> sm.gshift);
       for (std::size_t j = 0; j < k; ++j) agent_access(ra, sm, sc + j, false, true);
@@ -806,12 +829,64 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
     }
     for (std::size_t d = 0; d < dims && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
   }
-  if (load) {
-    // The complete-tx counts every byte of the box, the filled ones too.
-    mbar_complete_tx(ra, mbars_[bar], bar, std::int64_t(total * esize));
-  } else {
-    if (bulk_groups_.empty()) bulk_groups_.assign(n_, BulkGroups{});
-    bulk_groups_[t].open.push_back(BulkOp{ra, wa});
+  if (bulk_groups_.empty()) bulk_groups_.assign(n_, BulkGroups{});
+  bulk_groups_[t].open.push_back(BulkOp{ra, wa});
+}
+
+// A TMA load's box into shared memory at s (of buffer s.buf) as agent ra's
+// writes: elements innermost first, row-major, swizzled (swizzle.hpp);
+// those outside the tensor's dimensions read as the OOB fill, zero.
+template <class D>
+void Machine<D>::tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_t tbuf,
+                              const std::vector<std::uint64_t>& stride, const std::vector<std::int64_t>& coord,
+                              const Addr& s, unsigned span, std::uint32_t ra) {
+  Memory<V>& tm = mem_[tbuf];
+  Memory<V>& sm = mem_[s.buf];
+  const std::size_t dims = coord.size();
+  const std::uint64_t esize = dtype_bytes(tm.dtype);
+  const std::uint32_t pc = pc_[t];
+  std::uint64_t total = 1;
+  for (std::size_t d = 0; d < dims; ++d) total *= mp.box[d];
+  std::vector<std::uint32_t> idx(dims, 0);
+  for (std::uint64_t l = 0; l < total; ++l) {
+    bool inside = true;
+    std::uint64_t gbyte = 0;
+    for (std::size_t d = 0; d < dims; ++d) {
+      const std::int64_t g = coord[d] + std::int64_t(idx[d]);
+      if (g < 0 || g >= std::int64_t(mp.dims[d]))
+        inside = false;
+      else
+        gbyte += std::uint64_t(g) * stride[d];
+    }
+    const std::int64_t sbyte = std::int64_t(swizzle_offset(std::uint64_t(s.offset) + l * esize, span));
+    const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, true);
+    Cell<V> v = make_cell(int_val(0), make_tag(pc));  // the OOB fill: zero bits are 0 in every format
+    if (inside) {
+      const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte)}, 0, esize, false);
+      agent_access(ra, tm, gc, false, false);
+      const Val<V>& x = read_cell(tm, gc);
+      if (x.kind == VKind::Undef) {
+        note_uninitialized(t, tm, gc);
+        v = make_cell(float_val(poison(tm, gc)), make_tag(pc));
+      } else {
+        v = make_cell(x, (tm.cells[gc].tag & kSliceBits) | make_tag(pc));
+      }
+    }
+    // The shared cell may have been cut finer than the element since (an
+    // access of another width): the value goes in its pieces.
+    const std::size_t k = esize >> sm.gshift;
+    if (k <= 1) {
+      agent_access(ra, sm, sc, true, false);
+      sm.cells[sc] = v;
+    } else {
+      Cell<V> p[16];
+      split_cell(v, esize, sm.g, p);
+      for (std::size_t j = 0; j < k; ++j) {
+        agent_access(ra, sm, sc + j, true, false);
+        sm.cells[sc + j] = p[j];
+      }
+    }
+    for (std::size_t d = 0; d < dims && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
   }
 }
 
@@ -910,8 +985,6 @@ void Machine<D>::bulk_wait(std::uint32_t t, const Instr& in) {
 // every non-exited thread has arrived k + 1 times.
 template <class D>
 void Machine<D>::cluster_bar(std::uint32_t t, const Instr& in, bool* waits) {
-  if (cluster_.count() > 1)
-    fail(DiagKind::Unsupported, t, "barrier.cluster in a cluster of more than one CTA: clusters of more than one CTA are not modelled yet");
   if (cluster_arrived_.empty()) {
     cluster_arrived_.assign(n_, 0);
     cluster_waited_.assign(n_, 0);

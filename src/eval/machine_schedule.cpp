@@ -195,14 +195,14 @@ bool Machine<D>::pairs_with(std::uint32_t t, std::uint32_t u) const {
 // as in hardware; the earliest arrivals form the group.
 template <class D>
 bool Machine<D>::counted(const Instr& in) const {
-  return in.op == Opcode::Bar && in.src.size() > 1 && in.src[1].imm != std::int64_t(n_);
+  return in.op == Opcode::Bar && in.src.size() > 1 && in.src[1].imm != std::int64_t(nb_);
 }
 
 template <class D>
 bool Machine<D>::release_counted(std::uint32_t t) {
   const Instr& in = p_.code[pc_[t]];
   std::vector<std::uint32_t> waiting;
-  for (std::uint32_t u = 0; u < n_; ++u) {
+  for (std::uint32_t u = rank(t) * nb_; u < (rank(t) + 1) * nb_; ++u) {  // a CTA barrier: t's CTA
     if (state_[u] != TState::Wait) continue;
     const Instr& other = p_.code[pc_[u]];
     if (counted(other) && other.src[0].imm == in.src[0].imm && other.src[1].imm == in.src[1].imm) waiting.push_back(u);
@@ -251,7 +251,7 @@ bool Machine<D>::release_groups() {
     exited.clear();
     bool complete = true;
     if (in.op == Opcode::Bar) {
-      for (std::uint32_t u = 0; u < n_ && complete; ++u) {
+      for (std::uint32_t u = rank(t) * nb_; u < (rank(t) + 1) * nb_ && complete; ++u) {
         if (state_[u] == TState::Done)
           exited.push_back(u);
         else if (state_[u] != TState::Wait || pc_[u] != pc_[t])
@@ -265,9 +265,9 @@ bool Machine<D>::release_groups() {
       // wgmma.* is .sync.aligned over a warpgroup (PTX ISA, "Warpgroup MMA
       // Instructions"): the four warps of 128 consecutive threads, all at
       // this instruction.
-      const std::uint32_t first = t / 128 * 128;
+      const std::uint32_t first = warpgroup_first(t);
       for (std::uint32_t u = first; u < first + 128 && complete; ++u) {
-        if (u >= n_ || state_[u] != TState::Wait || pc_[u] != pc_[t])
+        if (u >= (rank(t) + 1) * nb_ || state_[u] != TState::Wait || pc_[u] != pc_[t])
           complete = false;
         else
           group.push_back(u);
@@ -406,7 +406,7 @@ void Machine<D>::barrier_divergence(std::uint32_t t, const std::vector<std::uint
   d.loc = p_.code[pc].loc;
   d.threads = exited;
   d.message = "__syncthreads() (" + p_.instr_text(pc) + ") completed with " + std::to_string(arrived.size()) +
-              " of the CTA's " + std::to_string(n_) + " threads: the other " + std::to_string(exited.size()) +
+              " of the CTA's " + std::to_string(nb_) + " threads: the other " + std::to_string(exited.size()) +
               " had exited";
   std::map<std::uint32_t, std::vector<std::uint32_t>> by_exit;
   for (std::uint32_t u : exited) by_exit[exit_pc_[u]].push_back(u);
@@ -453,7 +453,10 @@ void Machine<D>::deadlock() {
     const Opcode wop = p_.code[pc_[t]].op;
     const bool masked = wop != Opcode::Bar && wop != Opcode::MbarWait && wop != Opcode::ClusterBar;
     // Threads blocked on an mbarrier are grouped by the barrier they wait on.
-    auto key = std::make_pair(pc_[t], masked ? wait_mask_[t] : wop == Opcode::MbarWait ? mbar_waiting_on(t) : 0u);
+    // CTA barriers by CTA (a cluster's CTAs run together).
+    auto key = std::make_pair(pc_[t], masked ? wait_mask_[t] : wop == Opcode::MbarWait ? mbar_waiting_on(t)
+                                                              : wop == Opcode::Bar     ? rank(t)
+                                                                                       : 0u);
     auto it = index.emplace(key, groups.size()).first;
     if (it->second == groups.size()) groups.push_back(Group{key.first, key.second, {}, {}, {}, {}});
     groups[it->second].threads.push_back(t);
@@ -465,7 +468,7 @@ void Machine<D>::deadlock() {
     if (in.op == Opcode::MbarWait || in.op == Opcode::ClusterBar) {
       g.text = async_wait_text(g.pc, in.op == Opcode::MbarWait ? g.mask : kNone, g.threads, &g.needs, &g.summary);
     } else if (in.op == Opcode::Bar) {
-      for (std::uint32_t u = 0; u < n_; ++u) {
+      for (std::uint32_t u = rank(rep) * nb_; u < (rank(rep) + 1) * nb_; ++u) {
         if (state_[u] == TState::Done) continue;
         const Instr& other = p_.code[pc_[u]];
         bool same = counted(in) ? other.op == Opcode::Bar && counted(other) && other.src[0].imm == in.src[0].imm
@@ -473,9 +476,9 @@ void Machine<D>::deadlock() {
         if (!same) g.needs.push_back(u);
       }
     } else if (warpgroup_op(in.op)) {
-      const std::uint32_t first = rep / 128 * 128;
+      const std::uint32_t first = warpgroup_first(rep);
       for (std::uint32_t u = first; u < first + 128; ++u)
-        if (u < n_ && !(state_[u] == TState::Wait && pc_[u] == g.pc)) g.needs.push_back(u);
+        if (u < (rank(rep) + 1) * nb_ && !(state_[u] == TState::Wait && pc_[u] == g.pc)) g.needs.push_back(u);
     } else {
       const std::uint32_t warp = rep / 32 * 32;
       for (std::uint32_t lane = 0; lane < 32 && warp + lane < n_; ++lane) {
@@ -656,7 +659,7 @@ void Machine<D>::step(std::uint32_t t) {
     case Opcode::Bar:
       if (counted(in)) {
         std::int64_t c = in.src[1].imm;
-        if (c <= 0 || c % 32 != 0 || c > std::int64_t(n_))
+        if (c <= 0 || c % 32 != 0 || c > std::int64_t(nb_))
           fail(DiagKind::Unsupported, t,
                "a barrier thread count must be a positive multiple of 32 up to the CTA size, not " + std::to_string(c));
       }

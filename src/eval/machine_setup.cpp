@@ -13,8 +13,35 @@ namespace tileverify::machine {
 
 template <class D>
 void Machine<D>::setup() {
-  n_ = std::uint32_t(l_.block.count());
-  if (n_ == 0 || n_ > 4096) bad_launch("a CTA must have between 1 and 4096 threads, not " + std::to_string(n_));
+  nb_ = std::uint32_t(l_.block.count());
+  if (nb_ == 0 || nb_ > 4096) bad_launch("a CTA must have between 1 and 4096 threads, not " + std::to_string(nb_));
+  // A kernel compiled for a cluster shape (__cluster_dims__) runs in it when
+  // the launch names none (as <<<...>>> does on a GPU); another one fails.
+  cluster_ = run_cluster(p_, l_);
+  if (p_.reqnctapercluster[0] != 0) {
+    const Dim3 req{p_.reqnctapercluster[0], p_.reqnctapercluster[1], p_.reqnctapercluster[2]};
+    if (cluster_.x != req.x || cluster_.y != req.y || cluster_.z != req.z)
+      bad_launch("the launch's cluster shape is not the kernel's .reqnctapercluster " + std::to_string(req.x) + ", " +
+                 std::to_string(req.y) + ", " + std::to_string(req.z));
+  }
+  // A cluster of several CTAs runs as one: every CTA's threads, rank after
+  // rank (thread t is thread t % nb_ of CTA rank t / nb_), each CTA with its
+  // own copy of the shared variables (docs/evaluator.md, "Clusters").
+  ncta_ = std::uint32_t(cluster_.count());
+  if (ncta_ > 1) {
+    if (cluster_.x == 0 || cluster_.y == 0 || cluster_.z == 0 || ncta_ > 16)
+      bad_launch("a cluster of " + std::to_string(cluster_.x) + " x " + std::to_string(cluster_.y) + " x " +
+                 std::to_string(cluster_.z) + " CTAs: a cluster has 1 to 16 CTAs");
+    if (l_.grid.x % cluster_.x || l_.grid.y % cluster_.y || l_.grid.z % cluster_.z)
+      bad_launch("the grid is not a whole number of clusters in each dimension (CUDA C++ Programming Guide, "
+                 "\"Thread Block Clusters\")");
+    if (nb_ % 32 != 0)
+      unsupported_launch("a cluster of CTAs of " + std::to_string(nb_) + " threads: clusters are modelled for CTAs of whole warps");
+    for (std::uint32_t r = 0; r < ncta_; ++r) cta_of_rank_.push_back(cluster_cta(l_.cta, cluster_, r));
+  } else {
+    cta_of_rank_.push_back(l_.cta);
+  }
+  n_ = nb_ * ncta_;
   // One thread races with nobody (its cp.async copies are checked apart
   // from races between threads): no shadow memory, no vector clocks.
   if (n_ == 1) o_.check_races = false;
@@ -34,17 +61,6 @@ void Machine<D>::setup() {
   pc_.assign(n_, 0);
   vc_.assign(std::size_t(n_) * n_, 0);
   w_ = n_;  // async copies add columns (machine_async.cpp, new_agent)
-  // A kernel compiled for a cluster shape (__cluster_dims__) runs in it when
-  // the launch names none (as <<<...>>> does on a GPU); another one fails.
-  cluster_ = l_.cluster;
-  if (p_.reqnctapercluster[0] != 0) {
-    const Dim3 req{p_.reqnctapercluster[0], p_.reqnctapercluster[1], p_.reqnctapercluster[2]};
-    if (l_.cluster.count() == 1)
-      cluster_ = req;
-    else if (l_.cluster.x != req.x || l_.cluster.y != req.y || l_.cluster.z != req.z)
-      bad_launch("the launch's cluster shape is not the kernel's .reqnctapercluster " + std::to_string(req.x) + ", " +
-                 std::to_string(req.y) + ", " + std::to_string(req.z));
-  }
   param_buf_.assign(p_.params.size(), kNone);
   for (std::size_t i = 0; i < p_.params.size(); ++i) {
     const LaunchArg& a = l_.args[i];
@@ -122,7 +138,30 @@ void Machine<D>::setup() {
     if (!m.per_thread && o_.check_races) m.shadow.resize(total);
     fill_initial(m);
     decl_buf_[i] = std::uint32_t(mem_.size());
+    if (ncta_ > 1 && b.space == Space::Shared) {
+      // Each CTA of the cluster has its own, named "name@rankR" in reports.
+      for (std::uint32_t r = 1; r < ncta_; ++r)
+        reserve_cells(m, ".shared array '" + b.name + "' of CTA rank " + std::to_string(r), total);
+      for (std::uint32_t r = 0; r < ncta_; ++r) {
+        copy_ranks_.push_back(CopyRank{std::uint32_t(mem_.size()), r, std::uint32_t(i)});
+        mem_.push_back(m);
+        mem_.back().name = b.name + "@rank" + std::to_string(r);
+      }
+      continue;
+    }
     mem_.push_back(std::move(m));
+  }
+  if (ncta_ > 1) {
+    // Per rank and declaration: its buffer (the same for every rank unless
+    // it is shared); per buffer: the rank of a shared copy.
+    rank_buf_.assign(std::size_t(ncta_) * p_.buffers.size(), kNone);
+    buf_rank_.assign(mem_.size(), kNone);
+    for (std::uint32_t r = 0; r < ncta_; ++r)
+      for (std::size_t i = 0; i < p_.buffers.size(); ++i) rank_buf_[r * p_.buffers.size() + i] = decl_buf_[i];
+    for (const CopyRank& c : copy_ranks_) {
+      rank_buf_[std::size_t(c.rank) * p_.buffers.size() + c.decl] = c.buf;
+      buf_rank_[c.buf] = c.rank;
+    }
   }
 }
 

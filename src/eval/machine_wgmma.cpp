@@ -41,27 +41,45 @@ void Machine<D>::make_window() {
   for (std::uint32_t b = 0; b < mem_.size(); ++b) {
     const Memory<V>& m = mem_[b];
     if (m.space != Space::Shared || m.per_thread) continue;
+    if (ncta_ > 1 && buf_rank_[b] != kNone && buf_rank_[b] != 0) continue;  // every CTA's window is rank 0's layout
     at = (at + 1023) / 1024 * 1024;
     window_.push_back(WindowEntry{at, at + m.bytes, b});
     at += std::max<std::uint64_t>(m.bytes, 1);
   }
 }
 
+// In a cluster, a pointer into another CTA's copy (mapa's result) is a
+// .shared::cluster address: the rank's tag above the window (kRankShift).
 template <class D>
 std::int64_t Machine<D>::window_int(std::uint32_t t, const Val<V>& p, const char* what) {
   if (p.kind != VKind::Ptr || mem_[p.buf].space != Space::Shared || mem_[p.buf].per_thread)
     return as_int(t, p, what);  // reports what it is
   if (!window_made_) make_window();
+  const std::uint32_t r = ncta_ > 1 && buf_rank_[p.buf] != kNone ? buf_rank_[p.buf] : rank(t);
+  const std::uint32_t base = rank_copy(p.buf, 0);
+  const std::int64_t tag = r == rank(t) ? 0 : std::int64_t(r + 1) << kRankShift;
   for (const WindowEntry& e : window_)
-    if (e.buf == p.buf) return std::int64_t(e.base) + p.i;
+    if (e.buf == base) return tag + std::int64_t(e.base) + p.i;
   return as_int(t, p, what);
 }
 
 template <class D>
-auto Machine<D>::window_addr(std::uint32_t t, std::int64_t a) -> Addr {
+auto Machine<D>::window_addr(std::uint32_t t, std::int64_t a, const Operand* o) -> Addr {
   if (!window_made_) make_window();
+  const std::int64_t tag = a >> kRankShift;
+  if (tag > 0 && tag <= std::int64_t(ncta_)) {
+    const std::uint32_t r = std::uint32_t(tag - 1);
+    const std::int64_t local = a & ((std::int64_t(1) << kRankShift) - 1);
+    for (const WindowEntry& e : window_)
+      if (local >= std::int64_t(e.base) && local < std::int64_t(e.end)) {
+        const Addr x{rank_copy(e.buf, r), local - std::int64_t(e.base)};
+        if (r != rank(t) && o) remote_access(t, *o, r);
+        return x;
+      }
+  }
   for (const WindowEntry& e : window_)
-    if (a >= std::int64_t(e.base) && a < std::int64_t(e.end)) return Addr{e.buf, a - std::int64_t(e.base)};
+    if (a >= std::int64_t(e.base) && a < std::int64_t(e.end))
+      return Addr{ncta_ > 1 ? rank_copy(e.buf, rank(t)) : e.buf, a - std::int64_t(e.base)};
   std::string buffers;
   for (const WindowEntry& e : window_)
     buffers += (buffers.empty() ? "" : ", ") + mem_[e.buf].name + " at [" + hex(e.base) + ", " + hex(e.end) + ")";
@@ -111,7 +129,7 @@ void Machine<D>::in_flight(std::uint32_t t, std::uint32_t r) {
 template <class D>
 void Machine<D>::wgmma(const Instr& in, const std::vector<std::uint32_t>& group) {
   const std::uint32_t t0 = group.front();
-  if (group.size() != 128 || t0 % 128 != 0)
+  if (group.size() != 128 || t0 != warpgroup_first(t0))
     fail(DiagKind::Unsupported, t0, std::string(opcode_name(in.op)) + " needs a whole warpgroup of 128 threads");
   need_wgmma_state();
   switch (in.op) {
@@ -350,7 +368,7 @@ void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& gr
     const int per = k == 8 ? 1 : 2;
     for (std::uint32_t t : group)
       for (int i = 0; i < 4 * per; ++i) {
-        const warp::RowCol rc = warp::wgmma_a_reg(int(t % 128), i, k == 8);
+        const warp::RowCol rc = warp::wgmma_a_reg(int(t - warpgroup_first(t)), i, k == 8);
         A[std::size_t(rc.row * k + rc.col)] = fragment(t, in.src, 0, i, per, in.src_type);
       }
   } else {
@@ -388,7 +406,7 @@ void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& gr
         }
       }
       for (int h = 0; h < (f16_acc ? 2 : 1); ++h) {
-        const warp::RowCol rc = warp::wgmma_d(int(t % 128), f16_acc ? int(j) * 2 + h : int(j));
+        const warp::RowCol rc = warp::wgmma_d(int(t - warpgroup_first(t)), f16_acc ? int(j) * 2 + h : int(j));
         acc[std::size_t(rc.row * n + rc.col)] = half[h];
       }
     }
@@ -400,12 +418,14 @@ void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& gr
   issue_pc_.push_back(pc_[t0]);
   const std::uint32_t issue = std::uint32_t(issue_pc_.size());
   for (std::uint32_t t : group) {
+    const int lane = int(t - warpgroup_first(t));  // in the warpgroup
     for (std::size_t j = 0; j < in.dst.size(); ++j) {
       Val<V> v;
       if (!f16_acc) {
-        v = float_val(acc[std::size_t(warp::wgmma_d(int(t % 128), int(j)).row * n + warp::wgmma_d(int(t % 128), int(j)).col)]);
+        const warp::RowCol rc = warp::wgmma_d(lane, int(j));
+        v = float_val(acc[std::size_t(rc.row * n + rc.col)]);
       } else {
-        const warp::RowCol lo = warp::wgmma_d(int(t % 128), int(j) * 2), hi = warp::wgmma_d(int(t % 128), int(j) * 2 + 1);
+        const warp::RowCol lo = warp::wgmma_d(lane, int(j) * 2), hi = warp::wgmma_d(lane, int(j) * 2 + 1);
         v.kind = VKind::Pair;
         v.f = acc[std::size_t(lo.row * n + lo.col)];
         v.g = acc[std::size_t(hi.row * n + hi.col)];

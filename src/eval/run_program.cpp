@@ -37,6 +37,7 @@ RunResult<D> Machine<D>::run() {
   try {
     setup();
     schedule();
+    if (ncta_ > 1) check_remote_exits();
     collect(result);
     if (uninitialized_) result.diagnostics.push_back(*uninitialized_);
   } catch (const Stop& s) {
@@ -52,6 +53,9 @@ RunResult<D> Machine<D>::run() {
                                             std::to_string(bytes_ >> 20) + " MiB of it counted)"));
   }
   if (!result.diagnostics.empty()) result.outputs.clear();
+  if (ncta_ > 1)  // thread numbers run across the cluster's CTAs: say which are whose
+    for (Diagnostic& d : result.diagnostics)
+      if (!d.threads.empty()) d.detail += cluster_threads_text();
   result.notes = std::move(notes_);
   result.stats = stats_;
   return result;

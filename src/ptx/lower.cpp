@@ -1018,6 +1018,7 @@ class Lowering final : public KernelLowering {
           return param_slot_access(pin, take_back(), load, ntypes == 0 ? DType::B32 : last_type);
         in.op = load ? Opcode::Ld : Opcode::St;
         in.space = decoded.space;
+        in.cluster_space = decoded.space == Space::Shared && has("shared::cluster");
         // Tested on the locals, not on in: the compiler read in.op and
         // in.space back as one word just after storing them as bytes, which
         // stalls (a load cannot take its value from two smaller stores).
@@ -1401,6 +1402,7 @@ class Lowering final : public KernelLowering {
         fail(pin.loc, "'" + str(pin.opcode) + "' is not supported (packed, vector and cache-hint atomics are not)");
     in.op = Opcode::Atom;
     in.space = space_of(parts);
+    in.cluster_space = has_part(parts, "shared::cluster");
     if (in.space == Space::Const || in.space == Space::Param || in.space == Space::Local)
       bad_input(pin.loc, "'" + str(pin.opcode) + "': atomics are on .global or .shared memory only");
     bool red = parts[0] == "red" || (ops.size() == 3 && ops[0].kind == ptx::Operand::Kind::Sink);

@@ -803,13 +803,13 @@ TEST_CASE("TMA and mbarrier runs give the same result under random schedules") {
   }
 }
 
-TEST_CASE("clusters of more than one CTA stay unsupported: mapa to another rank, barrier.cluster, multicast") {
+TEST_CASE("a cluster of one: mapa to rank 0 is the address itself, to another rank out of bounds") {
   const std::string mapa = std::string(kPrologue) + "  mapa.shared::cluster.u32 %r30, %r2, 1;\n  ret;\n";
   Run r;
   run(r, kernel(kXY, kBarBuf, mapa), xy(32, 32));
   REQUIRE(!r.r.ok());
-  CHECK(r.r.diagnostics.back().kind == DiagKind::Unsupported);
-  CHECK(contains(r.r.diagnostics.back().message, "clusters of more than one CTA are not modelled yet"));
+  CHECK(r.r.diagnostics.back().kind == DiagKind::OutOfBounds);
+  CHECK(contains(r.r.diagnostics.back().message, "mapa to CTA rank 1 of a cluster of 1 CTA"));
   // mapa to rank 0 in a cluster of one is the address itself.
   const std::string own = std::string(kPrologue) +
                           "  mapa.shared::cluster.u32 %r30, %r2, 0;\n"
@@ -824,12 +824,4 @@ TEST_CASE("clusters of more than one CTA stay unsupported: mapa to another rank,
   run(o, kernel(kXY, kBarBuf, own), xy(1, 32));
   INFO(o.text());
   CHECK(o.r.ok());
-  Launch two = xy(32, 32);
-  two.cluster = Dim3{2, 1, 1};
-  two.grid = Dim3{2, 1, 1};
-  const std::string bar = std::string(kPrologue) + "  barrier.cluster.arrive;\n  barrier.cluster.wait;\n  ret;\n";
-  Run c;
-  run(c, kernel(kXY, kBarBuf, bar), two);
-  REQUIRE(!c.r.ok());
-  CHECK(c.r.diagnostics.back().kind == DiagKind::Unsupported);
 }

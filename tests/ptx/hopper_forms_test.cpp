@@ -92,9 +92,18 @@ TEST_CASE("cluster special registers follow Launch::cluster, and a launch withou
   l.cta = Dim3{3, 0, 0};
   const std::vector<double> plain = run_concrete(p, 7, 7, l);
   CHECK(plain == std::vector<double>{0, 1, 3, 8, 0, 1, 0});
+  // In a cluster launch the run is the whole cluster (CTAs 2 and 3), whose
+  // CTAs store at y[32 rank + tid].
+  const std::string at_rank = kernel_storing(body);
+  const std::string store = "  mul.wide.u32 %rd2, %r1, 4;\n";
+  REQUIRE(at_rank.find(store) != std::string::npos);
+  const Program q = lower_text(std::string(at_rank).replace(
+      at_rank.find(store), store.size(), "  shl.b32 %r5, %r2, 5;\n  add.u32 %r5, %r5, %r1;\n  mul.wide.u32 %rd2, %r5, 4;\n"));
   l.cluster = Dim3{2, 1, 1};
-  const std::vector<double> pairs = run_concrete(p, 7, 7, l);
-  CHECK(pairs == std::vector<double>{1, 2, 1, 4, 1, 2, 1});
+  l.args.push_back(LaunchArg::of_tensor({"y", DType::F32, {64}, Role::Out}));
+  const std::vector<double> pairs = run_concrete(q, 32, 64, l);
+  CHECK(std::vector<double>(pairs.begin(), pairs.begin() + 7) == std::vector<double>{0, 2, 1, 4, 0, 2, 1});
+  CHECK(std::vector<double>(pairs.begin() + 32, pairs.begin() + 39) == std::vector<double>{1, 2, 1, 4, 1, 2, 1});
 }
 
 TEST_CASE("setmaxnreg and the fences the asynchronous model reads lower to fences of their kind") {
