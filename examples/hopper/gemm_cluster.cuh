@@ -28,6 +28,14 @@ namespace hopper_gemm {
 enum : int {
   kClusterTxNotDoubled = 1,  // expect_tx counts the half of A this CTA loads, not the peer's half
   kClusterLocalCount = 2,    // empty[s] initialized with the local warps' count (4) while 8 arrive
+  // The consumers do not release the last STAGES fills (nothing refills
+  // them), and the producer still drains the pipeline at the end: it waits
+  // for those releases (the sm90 pipelines' producer_tail in 2-CTA mode).
+  kClusterTailDrain = 4,
+  // The consumers release stage s in their own CTA only, while empty[s]
+  // counts the peer's 4 remote arrivals too (a release that never reaches
+  // the peer CTA's barrier).
+  kClusterLocalRelease = 8,
 };
 
 __device__ __forceinline__ uint32_t cluster_ctarank() {
@@ -94,6 +102,9 @@ __device__ __forceinline__ void gemm_cluster_body(const CUtensorMap* a_map, cons
                               &sm.full[s], 0x3);
         tma_load_2d(sm.b[s], b_map, it * BK, n0, &sm.full[s]);
       }
+      if (V & kClusterTailDrain)
+        for (int it = kiters; it < kiters + STAGES; ++it)  // producer_tail: wait until every stage is released
+          mbar_wait(&sm.empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
     }
     __syncwarp();
   } else {
@@ -113,9 +124,9 @@ __device__ __forceinline__ void gemm_cluster_body(const CUtensorMap* a_map, cons
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
       // This warp is done with stage s: release it in both CTAs, since
       // both CTAs' producers write into it.
-      if (lane == 0) {
+      if (lane == 0 && !((V & kClusterTailDrain) && it >= kiters - STAGES)) {
         mbar_arrive(&sm.empty[s]);
-        mbar_arrive_cluster(&sm.empty[s], peer);
+        if (!(V & kClusterLocalRelease)) mbar_arrive_cluster(&sm.empty[s], peer);
       }
     }
 #pragma unroll

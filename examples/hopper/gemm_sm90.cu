@@ -68,3 +68,9 @@ GEMM_CLUSTER_KERNEL(cluster_gemm_tx_not_doubled, kClusterTxNotDoubled)
 #if WANT(10)
 GEMM_CLUSTER_KERNEL(cluster_gemm_local_count, kClusterLocalCount)
 #endif
+#if WANT(11)
+GEMM_CLUSTER_KERNEL(cluster_gemm_tail_drain, kClusterTailDrain)
+#endif
+#if WANT(12)
+GEMM_CLUSTER_KERNEL(cluster_gemm_local_release, kClusterLocalRelease)
+#endif

@@ -92,34 +92,44 @@ VARIANTS = {
 }
 
 # 2-CTA clusters (gemm_cluster.cuh): A's box is 32 rows (each CTA multicasts
-# half of the A tile). tileverify does not model clusters of more than one CTA
-# yet: "unsupported" until it does (then the verdict in brackets).
+# half of the A tile). A run of tileverify holds both CTAs of a cluster.
 CLUSTER_COMMON = ("2-CTA cluster GEMM (gemm_cluster.cuh), same sizes and tiles as tma_gemm: the CTAs of a cluster "
                   "share the 64-row block of A; each loads 32 rows of it with a TMA multicast to both CTAs (ctaMask "
                   "0b11) and its own B tile; full[s] expects A + B bytes; every consumer warp arrives on empty[s] in "
                   "both CTAs (mapa + mbarrier.arrive.release.cluster), so empty[s] counts 8; cluster barriers after "
-                  "the barriers' init and before exit. Expected unsupported: multi-CTA clusters are not modelled "
-                  "yet. ")
+                  "the barriers' init and before exit. ")
 CLUSTER = {
-    "cluster_gemm": ("cluster_gemm", [1, 2, 1], "Correct (then: equivalent). H200: OK, racecheck/synccheck/memcheck "
-                     "clean."),
-    "cluster_tx_not_doubled": ("cluster_gemm_tx_not_doubled", [1, 2, 1],
+    "cluster_gemm": ("cluster_gemm", [1, 2, 1], "equivalent",
+                     "Correct. H100 and H200: OK, racecheck/synccheck/memcheck clean."),
+    "cluster_tx_not_doubled": ("cluster_gemm_tx_not_doubled", [1, 2, 1], "race",
                                "Bug: expect_tx counts the half of A this CTA loads plus B, not the peer's multicast "
-                               "half, so the tx-count runs 4096 bytes short of what lands each fill (then: race). "
-                               "H200: hangs (killed after 20 s): the surplus bytes drive the tx-count of the next "
+                               "half, so the tx-count runs 4096 bytes short of what lands each fill: a phase can "
+                               "complete before the peer's half arrives, and wgmma reads it unordered (race). H100 "
+                               "and H200: hang (killed after 20 s): the surplus bytes drive the tx-count of the next "
                                "phase negative, which never returns to 0."),
-    "cluster_diff_coords": ("cluster_gemm", [2, 1, 1],
+    "cluster_diff_coords": ("cluster_gemm", [2, 1, 1], "not_equivalent",
                             "Launch bug: the kernel is launched with clusters (2, 1, 1), so the two CTAs of a "
                             "cluster have different 64-row blocks of A, and each receives half of its A tile from "
-                            "the other's rows (then: not_equivalent). H200: WRONG, 8170 of 16384 elements differ; "
-                            "the sanitizers report nothing."),
-    "cluster_local_count": ("cluster_gemm_local_count", [1, 2, 1],
+                            "the other's rows (not_equivalent). H100 and H200: WRONG, 8170 of 16384 elements "
+                            "differ; the sanitizers report nothing."),
+    "cluster_local_count": ("cluster_gemm_local_count", [1, 2, 1], "race",
                             "Bug: empty[s] is initialized with 4 (the local consumer warps) while 8 arrivals come "
                             "(the peer's 4 remote ones too): each fill completes two phases of empty[s], so the "
                             "producer may refill a stage the peer still reads, and the parity waits lose track "
-                            "(then: race). H200: hangs (killed after 20 s)."),
+                            "(race: two fills of a stage of the peer, unordered). H100 and H200: hang (killed "
+                            "after 20 s)."),
+    "cluster_tail_drain": ("cluster_gemm_tail_drain", [1, 2, 1], "deadlock",
+                           "Bug: the consumers leave the last 2 fills unreleased (nothing refills them), but the "
+                           "producer still drains the pipeline at the end, waiting on empty[s] for them (the sm90 "
+                           "producer_tail in 2-CTA mode): the producer waits for arrivals that never come, the "
+                           "consumers wait at the final cluster barrier for the producer (deadlock, with the "
+                           "cycle). H100: hangs (killed after 20 s)."),
+    "cluster_local_release": ("cluster_gemm_local_release", [1, 2, 1], "deadlock",
+                              "Bug: the consumers release stage s in their own CTA only, while empty[s] counts the "
+                              "peer's 4 remote arrivals too (a release that never reaches the peer's barrier): the "
+                              "second fill of each stage waits forever (deadlock: 4 of 8 arrivals in, naming the "
+                              "threads that arrived). H100: hangs (killed after 20 s)."),
 }
-
 
 
 def compact_json(obj):
@@ -130,8 +140,8 @@ def compact_json(obj):
 def write(stem):
     cluster = stem in CLUSTER
     if cluster:
-        kernel, cluster_dims, desc = CLUSTER[stem]
-        grid, expect = [2, 2, 1], "unsupported"
+        kernel, cluster_dims, expect, desc = CLUSTER[stem]
+        grid = [2, 2, 1]
         desc = CLUSTER_COMMON + desc
     else:
         kernel, grid, expect, desc = VARIANTS[stem]

@@ -59,6 +59,10 @@ const Variant kVariants[] = {
      "the cluster kernel launched with clusters (2,1,1): the two CTAs have different A tiles", 2, 1},
     {"cluster_local_count", cluster_gemm_local_count, nullptr, 0,
      "empty[s] counts the local warps' 4 arrivals while both CTAs' 8 arrive", 1, 2},
+    {"cluster_tail_drain", cluster_gemm_tail_drain, nullptr, 0,
+     "consumers leave the last 2 fills unreleased; the producer drains the pipeline at the end", 1, 2},
+    {"cluster_local_release", cluster_gemm_local_release, nullptr, 0,
+     "consumers release stage s in their own CTA only; empty[s] still counts 8", 1, 2},
 };
 
 #define CHECK_SETUP(x)                                                                          \

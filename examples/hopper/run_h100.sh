@@ -18,7 +18,8 @@ ARCH="-gencode=arch=compute_90a,code=sm_90a"
 ptx() {
   local names=(tma_gemm tma_gemm_store tma_gemm_phase_no_mod2 tma_gemm_consumer_no_release tma_gemm_tx_too_small
                tma_gemm_no_full_wait tma_gemm_store_no_proxy_fence tma_gemm_store_rev
-               cluster_gemm cluster_gemm_tx_not_doubled cluster_gemm_local_count)
+               cluster_gemm cluster_gemm_tx_not_doubled cluster_gemm_local_count cluster_gemm_tail_drain
+               cluster_gemm_local_release)
   for i in "${!names[@]}"; do
     "$NVCC" $ARCH -ptx -lineinfo -DONE_VARIANT="$i" gemm_sm90.cu -o "${names[$i]}.ptx" || exit 1
   done

@@ -1071,22 +1071,27 @@ std::string Machine<D>::async_wait_text(std::uint32_t pc, std::uint32_t bar, con
     awaited = "phase " + std::to_string(b.phase) + " (parity " + std::to_string(b.phase & 1) + ")";
   else
     awaited = "phase " + std::to_string(b.phase);
-  std::vector<std::uint32_t> exited, earlier;
+  std::vector<std::uint32_t> exited, earlier, current;
   bool anyone = false;
   for (std::uint32_t u = 0; u < n_; ++u) {
     if (b.arrived.empty() || b.arrived[u] < 0) continue;
     anyone = true;
-    if (std::uint64_t(b.arrived[u]) >= b.phase) continue;  // arrived in this phase already
+    if (std::uint64_t(b.arrived[u]) >= b.phase) {
+      current.push_back(u);
+      continue;
+    }
     if (state_[u] == TState::Done)
       exited.push_back(u);
     else
       earlier.push_back(u);
   }
-  if (anyone) {
+  if (!earlier.empty()) {
     *needs = earlier;
-  } else {
+  } else {  // no thread has a record of arriving here: any other one might
     for (std::uint32_t u = 0; u < n_; ++u)
-      if (state_[u] != TState::Done && std::find(threads.begin(), threads.end(), u) == threads.end()) needs->push_back(u);
+      if (state_[u] != TState::Done && std::find(threads.begin(), threads.end(), u) == threads.end() &&
+          std::find(current.begin(), current.end(), u) == current.end())
+        needs->push_back(u);
   }
   os << "  " << who << " wait at " << at << " for " << mbar_name(b) << " to complete " << awaited
      << "; the barrier is in phase " << b.phase << " with " << b.pending << " of " << b.expected << " arrivals pending";
@@ -1096,6 +1101,9 @@ std::string Machine<D>::async_wait_text(std::uint32_t pc, std::uint32_t bar, con
   os << "\n";
   auto some = [&](const std::vector<std::uint32_t>& ts) { return (ts.size() == 1 ? "thread " : "threads ") + list(ts); };
   if (!exited.empty()) os << "    " << some(exited) << " arrived at it in earlier phases and " << (exited.size() == 1 ? "has" : "have") << " exited\n";
+  if (!current.empty())
+    os << "    " << some(current) << " arrived in this phase; " << b.pending << " more arrival"
+       << (b.pending == 1 ? " is" : "s are") << " needed\n";
   if (!earlier.empty()) os << "    " << some(earlier) << " arrived at it in earlier phases and could arrive again\n";
   if (b.pending == 0 && b.tx > 0)
     os << "    every arrival is in, but " << b.tx << " bytes expected by expect_tx never arrived (no copy completes them)\n";

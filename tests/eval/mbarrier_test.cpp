@@ -123,7 +123,7 @@ TEST_CASE("mbarrier: a producer warp arrives, a consumer warp waits for the phas
   for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
 }
 
-TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L) and nvcc's selp / setp form are retry loops too") {
+TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L), nvcc's selp / setp form and address arithmetic in the loop are retry loops too") {
   const char* cutlass =
       "  mov.u32 %r10, 0;\n"
       "L:\n"
@@ -147,7 +147,21 @@ TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L) and nvcc's selp / 
       "  selp.b32 %r11, 1, 0, %p3;\n"
       "  setp.eq.s32 %p4, %r11, 0;\n"
       "  @%p4 bra L;\n";
-  for (const char* w : {cutlass, selp, nvcc}) {
+  // nvcc's loop when the barrier's address is computed in the loop body
+  // (examples/hopper's cluster GEMM): the branch goes back to the address
+  // arithmetic, which the wait's result does not decide.
+  const char* address_in_loop =
+      "  mov.u32 %r10, 0;\n"
+      "L:\n"
+      "  and.b32 %r12, %r10, 1;\n"
+      "  shl.b32 %r13, %r12, 3;\n"
+      "  mov.u32 %r14, full_bar;\n"
+      "  add.s32 %r15, %r14, %r13;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r15], %r10;\n"
+      "  selp.u32 %r11, 1, 0, %p3;\n"
+      "  setp.eq.s32 %p4, %r11, 0;\n"
+      "  @%p4 bra L;\n";
+  for (const char* w : {cutlass, selp, nvcc, address_in_loop}) {
     Run r;
     run(r, kernel(kXY, kBarBuf, producer_consumer(w)), xy(64, 32));
     INFO(r.text());
