@@ -17,8 +17,8 @@ namespace tileverify::oracle {
 Tolerance default_tolerance(DType t) {
   // Why these numbers: docs/oracles.md, "Default tolerances".
   switch (t) {
-    case DType::F64: return {1e-9, 1e-12, 0};
-    case DType::F32: return {1e-4, 1e-6, 0};
+    case DType::F64: return {1e-9, 1e-10, 0};
+    case DType::F32: return {1e-4, 1e-4, 0};
     case DType::F16: return {1e-2, 1e-3, 0};
     case DType::BF16: return {2e-2, 1e-2, 0};
     default: return {0, 0, 0};  // integers are exact in every correct kernel
