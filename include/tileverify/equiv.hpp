@@ -15,6 +15,7 @@
 #include "tileverify/program.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -92,6 +93,9 @@ struct Spec {
   // unsafe verdicts instead of notes (RunOptions::strict).
   bool strict = false;
   std::string path;    // the spec file, for messages
+  // The values of the spec's "sizes" this Spec was evaluated at (its
+  // defaults, with the overrides given to load_spec); empty without "sizes".
+  std::map<std::string, std::int64_t> sizes{};
 };
 
 struct SpecResult {
@@ -100,6 +104,47 @@ struct SpecResult {
 };
 SpecResult load_spec(const std::string& path);
 SpecResult parse_spec(const std::string& json_text, const std::string& path);
+
+// A spec with "sizes" evaluated at other sizes (docs/cli.md, "Sizes and
+// boundary suites"): each override replaces the default of a size the spec
+// declares; naming a size it does not declare, or a value that is not a
+// positive integer, is an error of the spec.
+SpecResult load_spec(const std::string& path, const std::map<std::string, std::int64_t>& sizes);
+SpecResult parse_spec(const std::string& json_text, const std::string& path,
+                      const std::map<std::string, std::int64_t>& sizes);
+
+// The boundary suite of sizes `defaults` (a Spec's `sizes`): per size, the
+// values 1, tile-1, tile, tile+1, 2*tile+1, the first prime above 3*tile and
+// 16*tile + tile/2 + 1 (a value below 1 is 1), with the tile from `tiles`
+// (else default_tile). The combinations: each size at each of its values,
+// the others at their defaults; then all sizes at once at the same one of
+// the seven (all at 1, all at tile-1, ...); without repeats, in that order.
+std::vector<std::map<std::string, std::int64_t>> boundary_sizes(const std::map<std::string, std::int64_t>& defaults,
+                                                                 const std::map<std::string, std::int64_t>& tiles,
+                                                                 std::int64_t default_tile = 32);
+
+// One combination of a suite, evaluated: the spec at those sizes, or why not.
+struct SizeCase {
+  std::map<std::string, std::int64_t> sizes;
+  std::optional<Spec> spec;
+  // A boundary combination the spec cannot take (a shape or grid that would
+  // be 0): skipped, not an error. A combination of the spec's own "suite"
+  // that fails is an error instead, in `error`.
+  std::string skipped;
+  std::string error;
+};
+struct SizeSuite {
+  std::vector<std::string> names;  // the spec's size names, in its order (for printing)
+  std::vector<SizeCase> cases;
+  std::string error;  // the spec itself could not be read (no cases then)
+};
+enum class SuiteKind : std::uint8_t {
+  Boundary,  // boundary_sizes of the spec's "sizes" and "tiles"
+  Listed     // the spec's "suite" list
+};
+// The suite of the spec at `path`; `sizes` overrides its defaults first
+// (the base that boundary combinations and "suite" entries vary).
+SizeSuite load_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes = {});
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
 // BarrierDivergence: only under Spec::strict (unsafe, exit code 2).
