@@ -287,9 +287,11 @@ struct LaunchResult {
   // (160,1,1): an illegal instruction was encountered".
   std::string message;
   double seconds = 0;  // launch to completion, wall clock
-  // After an error of the kernel itself (illegal address or instruction, a
-  // trap) the context is unusable: every Gpu, buffer, module and function of
-  // the device must be dropped before Gpu::open makes a fresh one.
+  // After an error of the kernel itself (an illegal address or instruction,
+  // a trap) the context is unusable, and so is CUDA for the rest of the
+  // process: the CUDA documentation of these errors says the process must be
+  // restarted, and on an H100 Gpu::open then fails with the same error. Run
+  // kernels that may fault in a child process to survive them.
   bool context_lost = false;
 };
 

@@ -129,7 +129,8 @@ std::optional<DeviceLimits> read_limits(const d::Api& a, d::CUdevice dev, std::s
 }
 
 // Sticky errors (an illegal address or instruction, a trap) leave the
-// context unusable: every later call returns the same error.
+// context unusable: every later call returns the same error, and a fresh
+// context cannot be made in this process either (measured on an H100).
 bool context_broken(const d::Api& a) { return a.cuCtxSynchronize() != d::CUDA_SUCCESS; }
 
 }  // namespace
@@ -447,8 +448,8 @@ LaunchResult launch_impl(Function& fn, const LaunchConfig& c, void** args, const
     fail(r, e, "in " + where);
     r.context_lost = context_broken(a);
     if (r.context_lost)
-      r.message += " (the CUDA context is lost: drop every Gpu, buffer, module and function of this device, then "
-                   "Gpu::open again)";
+      r.message += " (the CUDA context is lost: as CUDA documents for this error, the process must be restarted to "
+                   "use the GPU again)";
     return r;
   }
   r.ok = true;

@@ -138,24 +138,40 @@ std::vector<LaunchIssue> check_launch(const DeviceLimits& dev, const KernelResou
                 std::to_string(dev.shared_per_block_optin),
             shared, dev.shared_per_block);
 
-  // Registers: the block's warps each hold registers_per_thread x 32,
-  // rounded up to the allocation unit of 256, out of the per-block file.
+  // Registers (the CUDA Occupancy Calculator's rule, cuda_occupancy.h,
+  // cudaOccMaxBlocksPerSMRegsLimit): a warp holds registers_per_thread x 32
+  // rounded up to the allocation unit of 256, and the hardware's launch
+  // check counts the block's warps rounded up to a multiple of the SM's
+  // sub-partitions (4 on every architecture since 7.0), as if each
+  // sub-partition held the same number. An H100 agrees: a 206-register
+  // kernel launches with 256 threads, not 288 (tests/cuda/gpu_test.cpp).
   if (k.registers_per_thread && dev.registers_per_block && threads) {
     const std::uint64_t warp = dev.warp_size ? dev.warp_size : 32;
+    const std::uint64_t partitions = dev.cc_major == 6 && dev.cc_minor == 0 ? 2 : 4;
     const std::uint64_t warps = (threads + warp - 1) / warp;
+    const std::uint64_t counted = (warps + partitions - 1) / partitions * partitions;
     const std::uint64_t per_warp = (k.registers_per_thread * warp + 255) / 256 * 256;
-    const std::uint64_t allocated = warps * per_warp;
+    const std::uint64_t allocated = counted * per_warp;
     const std::uint64_t plain = threads * k.registers_per_thread;
     if (allocated > dev.registers_per_block) {
       std::string m = "registers: " + std::to_string(k.registers_per_thread) + " per thread x " + std::to_string(threads) +
                       " threads = " + std::to_string(plain);
-      if (allocated != plain)
-        m += " (allocated per warp in units of 256: " + std::to_string(warps) + " warps x " + std::to_string(per_warp) +
-             " = " + std::to_string(allocated) + ")";
+      if (allocated != plain) {
+        m += " (allocated per warp in units of 256: ";
+        if (counted != warps)
+          m += std::to_string(warps) + " warps counted as " + std::to_string(counted) + ", a multiple of the " +
+               std::to_string(partitions) + " SM sub-partitions: ";
+        m += std::to_string(counted) + " warps x " + std::to_string(per_warp) + " = " + std::to_string(allocated) + ")";
+      }
       m += " > " + std::to_string(dev.registers_per_block) + " per block";
       out.add(K::Registers, std::move(m), allocated, dev.registers_per_block);
     }
   }
+  if (dev.max_registers_per_thread && k.registers_per_thread > dev.max_registers_per_thread)
+    out.add(K::Registers,
+            "registers: " + std::to_string(k.registers_per_thread) + " per thread, more than the device's " +
+                std::to_string(dev.max_registers_per_thread),
+            k.registers_per_thread, dev.max_registers_per_thread);
   // The kernel's own maximum, which the driver computes from its registers
   // and .maxntid; over it the launch fails (CUDA_ERROR_INVALID_VALUE or
   // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).

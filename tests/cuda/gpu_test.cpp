@@ -529,17 +529,19 @@ TEST_CASE("gpu: block, grid, .reqntid and .maxntid violations fail on the GPU as
       {".maxntid 256, block 512", &*bounded, maxntid, LaunchIssue::Kind::MaxNtid},
   };
   for (Case& k : cases) {
-    CAPTURE(k.what);
+    const std::string what = k.what;
+    CAPTURE(what);
     const bool takes_args = k.fn == &*twice;
     const std::vector<std::vector<std::uint8_t>> none;
     LaunchResult r = launch(*k.fn, k.c, takes_args ? args : none);
     CHECK_FALSE(r.launched);
-    REQUIRE_FALSE(r.issues.empty());
-    CHECK(r.issues[0].kind == k.kind);
+    bool named = false;
+    for (const LaunchIssue& i : r.issues) named = named || i.kind == k.kind;
+    CHECK(named);
     r = launch(*k.fn, k.c, takes_args ? args : none, forced());
     CHECK_FALSE(r.ok);
     CHECK(r.cuda_error != 0);
-    MESSAGE("forced, " << k.what << ": " << r.message);
+    MESSAGE("forced, " << what << ": " << r.message);
   }
   // A grid x beyond the y and z maximum runs.
   LaunchResult r = launch(*twice, config({65536 * 4, 1, 1}, {32, 1, 1}), args);
@@ -589,41 +591,33 @@ TEST_CASE("gpu: a tensor map is encoded, and a bad one is refused by the driver"
   CHECK(has(why, "one stride fewer than dimensions"));
 }
 
-// Last: a trap loses the context.
-TEST_CASE("gpu: an illegal instruction (trap) is reported by name, and a fresh Gpu works after") {
+// Last: a trap loses the context, and with it the process's use of CUDA.
+TEST_CASE("gpu: a trap is reported by name with the kernel and launch, and the context is lost") {
+  std::optional<Gpu> g = gpu_or_skip();
+  if (!g) return;
   {
-    std::optional<Gpu> g = gpu_or_skip();
-    if (!g) return;
     std::optional<Module> m;
     std::optional<Function> f = kernel(*g, ".visible .entry K()\n{\n  trap;\n  ret;\n}\n", "K", m);
     REQUIRE(f);
     LaunchResult r = launch(*f, config({2, 2, 1}, {160, 1, 1}), std::vector<std::vector<std::uint8_t>>{});
+    MESSAGE(r.message);
     CHECK_FALSE(r.ok);
     CHECK(r.launched);
-    CHECK(r.cuda_error == 715);
-    CHECK(r.cuda_error_name == "CUDA_ERROR_ILLEGAL_INSTRUCTION");
-    CHECK(has(r.message,
-              "CUDA_ERROR_ILLEGAL_INSTRUCTION (715) in kernel K, grid (2,2,1) block (160,1,1): an illegal instruction "
-              "was encountered"));
+    // An H100 (driver 580) reports PTX trap as CUDA_ERROR_LAUNCH_FAILED (719).
+    CHECK(r.cuda_error == 719);
+    CHECK(r.cuda_error_name == "CUDA_ERROR_LAUNCH_FAILED");
+    CHECK(has(r.message, "CUDA_ERROR_LAUNCH_FAILED (719) in kernel K, grid (2,2,1) block (160,1,1): unspecified launch failure"));
     CHECK(r.context_lost);
-    MESSAGE(r.message);
+    CHECK(has(r.message, "the process must be restarted"));
     std::string why;
     CHECK_FALSE(g->synchronize(&why));
-    CHECK(has(why, "CUDA_ERROR_ILLEGAL_INSTRUCTION"));
+    CHECK(has(why, "CUDA_ERROR_LAUNCH_FAILED"));
   }
-  // Everything of the lost context is gone: the primary context is reset.
+  // As CUDA documents for this error, the process cannot use CUDA again:
+  // even with every object of the context gone, a new one cannot be made.
+  g.reset();
   std::string why;
-  std::optional<Gpu> g = Gpu::open(0, &why);
-  REQUIRE_MESSAGE(g, why);
-  std::optional<Module> m;
-  std::optional<Function> f = kernel(*g, kTwice, "twice", m);
-  REQUIRE(f);
-  auto d = DeviceBuffer::alloc(*g, 4, &why);
-  REQUIRE(d);
-  float x = 3;
-  REQUIRE(d->upload(&x, 4, &why));
-  LaunchResult r = launch(*f, config({1, 1, 1}, {32, 1, 1}), {arg(d->address()), arg(d->address()), arg(std::uint32_t(1))});
-  CHECK_MESSAGE(r.ok, r.message);
-  REQUIRE(d->download(&x, 4, &why));
-  CHECK(x == 6);
+  CHECK_FALSE(Gpu::open(0, &why));
+  CHECK(has(why, "CUDA_ERROR_LAUNCH_FAILED"));
+  MESSAGE("Gpu::open after the trap: " << why);
 }

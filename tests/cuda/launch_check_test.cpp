@@ -144,9 +144,24 @@ TEST_CASE("launch check: registers of the block") {
   CHECK(has(i.message, "32 warps x 8192 = 262144"));
   CHECK(i.value == 262144);
 
-  // 255 registers: 8 warps (256 threads) fit exactly, 9 do not.
+  // 255 registers: 8 warps (256 threads) fit exactly; 9 warps count as 12
+  // (a multiple of the 4 SM sub-partitions).
   CHECK(check_launch(kH100, k, config({1, 1, 1}, {256, 1, 1})).empty());
-  CHECK(only(check_launch(kH100, k, config({1, 1, 1}, {288, 1, 1})), Kind::Registers).value == 9 * 8192);
+  i = only(check_launch(kH100, k, config({1, 1, 1}, {288, 1, 1})), Kind::Registers);
+  CHECK(i.value == 12 * 8192);
+  CHECK(has(i.message, "9 warps counted as 12, a multiple of the 4 SM sub-partitions: 12 warps x 8192 = 98304"));
+
+  // What an H100 does with a 206-register kernel (tests/cuda/gpu_test.cpp):
+  // 256 threads launch, 288 do not, although 9 warps x 6656 = 59904 would fit.
+  k.registers_per_thread = 206;
+  CHECK(check_launch(kH100, k, config({1, 1, 1}, {256, 1, 1})).empty());
+  CHECK(only(check_launch(kH100, k, config({1, 1, 1}, {288, 1, 1})), Kind::Registers).value == 12 * 6656);
+
+  // More than 255 per thread.
+  k.registers_per_thread = 256;
+  auto over = check_launch(kH100, k, config({1, 1, 1}, {32, 1, 1}));
+  REQUIRE(over.size() == 1);
+  CHECK(over[0].message == "registers: 256 per thread, more than the device's 255");
 
   // The rounding alone: 65 registers x 1008 threads = 65520 fits the plain
   // product, but a warp takes 65 x 32 = 2080 -> 2304, and 32 warps 73728.
