@@ -134,6 +134,36 @@ std::string parse_size(const std::string& option, const std::string& text, std::
   return "";
 }
 
+std::string parse_size_choice(const std::string& text, std::map<std::string, std::int64_t>* sizes) {
+  const std::string rule = "--size is NAME=VALUE, a size of the spec's \"sizes\" and a whole number from 1 to "
+                           "281474976710656, like M=129";
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos) return "--size " + as_given(text) + ": no '='; " + rule;
+  const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  bool ident = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ident) return "--size " + as_given(text) + ": " + (name.empty() ? std::string("no name") : "the name " + as_given(name) + " is not an identifier") + "; " + rule;
+  std::uint64_t v = 0;
+  std::string why;
+  if (!all_digits(value)) why = value.empty() ? "no value" : "the value " + as_given(value) + " is not a whole number";
+  else if (!digits_value(value, std::uint64_t(1) << 48, &v)) why = "the value is too large";
+  else if (v == 0) why = "the value is 0";
+  if (!why.empty()) return "--size " + as_given(text) + ": " + why + "; " + rule;
+  if (!sizes->emplace(name, std::int64_t(v)).second)
+    return "--size " + as_given(text) + ": " + name + " is given twice (" + name + "=" + std::to_string(sizes->at(name)) +
+           " before)";
+  return "";
+}
+
+std::string parse_shapes(const std::string& text, bool* boundary) {
+  if (text == "boundary" || text == "suite") {
+    *boundary = text == "boundary";
+    return "";
+  }
+  return "--shapes " + as_given(text) + ": it must be \"boundary\" (the boundary sizes of the spec's \"sizes\" and "
+         "\"tiles\") or \"suite\" (the spec's \"suite\" list)";
+}
+
 std::string size_text(std::uint64_t bytes) {
   static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = double(bytes);

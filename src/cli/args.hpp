@@ -10,6 +10,7 @@
 #include "tileverify/eval.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace tileverify::cli {
@@ -32,6 +33,16 @@ std::string parse_timeout(const std::string& text, double* seconds);
 // --max-memory SIZE: bytes, with an optional binary suffix K, M, G or T
 // (also KiB, MiB, GiB, TiB): 512M is 512 * 2^20 bytes. Positive.
 std::string parse_size(const std::string& option, const std::string& text, std::uint64_t* bytes);
+
+// --size NAME=VALUE (repeatable): a size of the spec's "sizes" and its value,
+// a whole number from 1 to 2^48 (docs/cli.md, "Sizes and boundary
+// suites"). Adds it to *sizes; a name given twice is an error. Whether the
+// spec has that size is for the spec reader to say.
+std::string parse_size_choice(const std::string& text, std::map<std::string, std::int64_t>* sizes);
+
+// --shapes boundary|suite: run the command over the spec's boundary suite
+// or its "suite" list.
+std::string parse_shapes(const std::string& text, bool* boundary);
 
 // Bytes for people: "512 MiB", "11.7 GiB".
 std::string size_text(std::uint64_t bytes);

@@ -27,9 +27,11 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -115,6 +117,188 @@ std::string cta_problem(const tileverify::Spec& spec, const std::string& spec_pa
          ": each component must be below the grid's (CTAs are numbered from 0)";
 }
 
+// A JSON string literal of UTF-8 text; bytes that are not UTF-8 become
+// U+FFFD, so that --json stays valid whatever a message quotes.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') out += '\\', out += char(c);
+      else if (c == '\n') out += "\\n";
+      else if (c < 0x20 || c == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else out += char(c);
+      ++i;
+      continue;
+    }
+    // A well-formed sequence: lead byte, continuation bytes, no overlong form or surrogate.
+    const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = n != 0 && i + n <= s.size() && c < 0xf5;
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && n >= 3) {
+      const unsigned char d = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0) && !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+    }
+    if (ok) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return out + "\"";
+}
+
+// A report in one line: its headline, and where the headline says only the
+// verdict ("NOT EQUIVALENT", "UNSAFE (race)"), the first line of evidence
+// after it ("first differing output: y[256]").
+std::string one_line(const std::string& text) {
+  const std::size_t end = text.find('\n');
+  std::string line = text.substr(0, end);
+  if (line.find(':') != std::string::npos || end == std::string::npos) return line;
+  std::string next = text.substr(end + 1, text.find('\n', end + 1) - end - 1);
+  next.erase(0, next.find_first_not_of(' '));
+  if (next.empty() || next.rfind("time:", 0) == 0) return line;
+  return line + ": " + next;
+}
+
+// "M=1 N=1024 K=96": the sizes of a suite's case, in the spec's order.
+std::string sizes_label(const std::map<std::string, std::int64_t>& sizes, const std::vector<std::string>& order) {
+  std::string out;
+  for (const std::string& n : order)
+    if (sizes.count(n)) out += (out.empty() ? "" : " ") + n + "=" + std::to_string(sizes.at(n));
+  for (const auto& kv : sizes)
+    if (std::find(order.begin(), order.end(), kv.first) == order.end())
+      out += (out.empty() ? "" : " ") + kv.first + "=" + std::to_string(kv.second);
+  return out;
+}
+
+// --shapes: the command over every size of a suite (docs/cli.md, "Sizes and
+// boundary suites"). One line per size and a summary (or one JSON object
+// with every case's report); the exit code is the worst of the cases'. A
+// boundary combination the spec cannot take is skipped, with the reason,
+// and counts for nothing; a case of the spec's own "suite" that cannot be
+// evaluated is an error (exit 4), since its author asked for it.
+int run_suite(const std::string& spec_path, bool boundary, const std::map<std::string, std::int64_t>& sizes, bool as_json,
+              const std::function<Report(const tileverify::Spec&, std::string*)>& run) {
+  const char* kind = boundary ? "boundary" : "suite";
+  const std::string suite_name = boundary ? "boundary suite" : "suite";
+  tileverify::SizeSuite suite;
+  Report failed = [&] {
+    try {
+      suite = tileverify::load_suite(spec_path, boundary ? tileverify::SuiteKind::Boundary : tileverify::SuiteKind::Listed,
+                                     sizes);
+      return suite.error.empty() ? Report{} : error_report(suite.error, spec_path);
+    } catch (const std::exception& e) {
+      return error_report(std::string("the suite could not be made: ") + e.what(), spec_path);
+    }
+  }();
+  if (!suite.error.empty() || suite.cases.empty()) {
+    if (suite.cases.empty() && failed.error.empty()) failed = error_report(spec_path + ": the suite has no sizes", spec_path);
+    print(failed, as_json, "");
+    return failed.exit_code();
+  }
+  int worst = 0;
+  std::size_t ran = 0, skipped = 0;
+  std::map<std::string, std::size_t> counts;    // verdict -> cases
+  std::map<std::string, std::string> first_at;  // verdict other than a pass -> its first sizes
+  std::string worst_verdict;  // the first case of the worst exit code
+  std::string json = "{\n\"suite\": \"" + std::string(kind) + "\",\n\"cases\": [";
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    const tileverify::SizeCase& c = suite.cases[i];
+    const std::string label = sizes_label(c.sizes, suite.names);
+    std::string sizes_json = "{";
+    for (const auto& kv : c.sizes)
+      sizes_json += (sizes_json.size() > 1 ? ", " : "") + json_string(kv.first) + ": " + std::to_string(kv.second);
+    sizes_json += "}";
+    json += std::string(i ? "," : "") + "\n{\"sizes\": " + sizes_json;
+    if (!c.skipped.empty()) {
+      ++skipped;
+      if (!as_json) std::printf("%s: skipped: %s\n", label.c_str(), c.skipped.c_str());
+      json += ", \"skipped\": " + json_string(c.skipped) + "}";
+      std::fflush(stdout);
+      continue;
+    }
+    std::string case_headline;
+    Report r;
+    if (c.spec) {
+      r = run(*c.spec, &case_headline);
+      // A --cta outside a boundary combination's grid is that combination's
+      // shape, not the user's mistake: skipped like a grid of 0.
+      if (boundary && r.verdict == Outcome::Error && r.error.rfind("--cta ", 0) == 0) {
+        ++skipped;
+        if (!as_json) std::printf("%s: skipped: %s\n", label.c_str(), r.error.c_str());
+        json += ", \"skipped\": " + json_string(r.error) + "}";
+        std::fflush(stdout);
+        continue;
+      }
+    } else {
+      r = error_report(c.error, spec_path);
+    }
+    ++ran;
+    const std::string verdict = tileverify::outcome_name(r.verdict);
+    ++counts[verdict];
+    if (r.exit_code() != 0 && !first_at.count(verdict)) first_at[verdict] = label;
+    if (ran == 1 || r.exit_code() > worst) {
+      worst = r.exit_code();
+      worst_verdict = verdict;
+    }
+    if (!as_json) {
+      std::string line;
+      try {
+        line = case_headline.empty() ? one_line(r.text()) : case_headline;
+      } catch (...) {
+        line = std::string(tileverify::outcome_name(r.verdict)) + ": " + r.error;
+      }
+      std::printf("%s: %s\n", label.c_str(), line.c_str());
+      std::fflush(stdout);
+    } else {
+      std::string body;
+      try {
+        body = r.json();
+      } catch (...) {
+        body = "{\"verdict\": " + json_string(verdict) + ", \"diagnostics\": [], \"error\": " +
+               json_string(r.error.empty() ? "the report could not be written" : r.error) + "}";
+      }
+      json += ", \"verdict\": " + json_string(verdict) + ", \"report\": " + body + "}";
+    }
+  }
+  if (ran == 0) {
+    // Nothing verified is no pass.
+    Report r = error_report(spec_path + ": every size of the " + suite_name + " was skipped (" + std::to_string(skipped) +
+                                " sizes): the spec takes none of them",
+                            spec_path);
+    print(r, as_json, "");
+    return r.exit_code();
+  }
+  std::string summary;
+  for (const auto& kv : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(kv.second) + " " + kv.first;
+  if (as_json) {
+    json += "\n],\n\"sizes_run\": " + std::to_string(ran) + ",\n\"sizes_skipped\": " + std::to_string(skipped) +
+            ",\n\"verdict\": " + json_string(worst_verdict) + "\n}\n";
+    std::fputs(json.c_str(), stdout);
+    return worst;
+  }
+  if (skipped) summary += "; " + std::to_string(skipped) + " skipped";
+  std::printf("%s of %s: %zu sizes run: %s\n", suite_name.c_str(), spec_path.c_str(), ran, summary.c_str());
+  // The reports themselves: one rerun at those sizes gives the whole of it.
+  for (const auto& kv : first_at) {
+    std::string options;
+    for (std::size_t at = 0; at < kv.second.size();) {
+      std::size_t space = kv.second.find(' ', at);
+      if (space == std::string::npos) space = kv.second.size();
+      options += " --size " + kv.second.substr(at, space - at);
+      at = space + 1;
+    }
+    std::printf("  %s first at %s: rerun with%s for its report\n", kv.first.c_str(), kv.second.c_str(), options.c_str());
+  }
+  return worst;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,7 +321,8 @@ int main(int argc, char** argv) {
   // says what is allowed; CLI11's own conversions wrap or pass odd values.
   // Optional, not empty-means-absent: `--cta ""` is a bad value, not "no --cta".
   std::string spec_path;
-  std::optional<std::string> cta, timeout_text, memory_text, threads_text, trials_text, seed_text;
+  std::optional<std::string> cta, timeout_text, memory_text, threads_text, trials_text, seed_text, shapes_text;
+  std::vector<std::string> size_texts;  // --size, each occurrence
   auto into = [](std::optional<std::string>& to) { return [&to](const std::string& v) { to = v; }; };
   bool as_json = false;
   bool quiet = false;
@@ -159,6 +344,14 @@ int main(int argc, char** argv) {
         ->type_name("x,y,z");
     sub->add_option_function<std::string>("--timeout", into(timeout_text), timeout_help)->type_name("SECONDS");
     sub->add_option_function<std::string>("--max-memory", into(memory_text), memory_help)->type_name("SIZE");
+    sub->add_option("--size", size_texts,
+                    "a size of the spec's \"sizes\" at another value, like M=129 (repeat it for each size)")
+        ->type_name("NAME=VALUE")
+        ->allow_extra_args(false);
+    sub->add_option_function<std::string>("--shapes", into(shapes_text),
+                                          "run over a suite of sizes: boundary (derived from \"sizes\" and \"tiles\") "
+                                          "or suite (the spec's \"suite\" list); one line per size and a summary")
+        ->type_name("boundary|suite");
   };
   CLI::App* equiv = app.add_subcommand("equiv", "check that ref and opt compute the same outputs");
   add_common(equiv);
@@ -193,6 +386,11 @@ int main(int argc, char** argv) {
     bad = cli::parse_count("--trials", *trials_text, 1, 1000000000, "random inputs to run", &trials);
   if (bad.empty() && seed_text)
     bad = cli::parse_count("--seed", *seed_text, 0, UINT64_MAX, "the seed of the first input", &seed);
+  std::map<std::string, std::int64_t> sizes;
+  for (const std::string& t : size_texts)
+    if (bad.empty()) bad = cli::parse_size_choice(t, &sizes);
+  bool shapes_boundary = false;
+  if (bad.empty() && shapes_text) bad = cli::parse_shapes(*shapes_text, &shapes_boundary);
   if (!bad.empty()) {
     print(error_report(bad), as_json, "");
     return 4;
@@ -219,72 +417,86 @@ int main(int argc, char** argv) {
                    isatty(2) ? "\r" : "\n");
     };
 
-  Report report;
-  std::string headline;  // set when the check ended in an exception
-  try {
-    auto loaded = tileverify::load_spec(spec_path);
-    if (!loaded.spec) {
-      report = error_report(loaded.error, spec_path);
-    } else {
-      tileverify::Spec spec = *loaded.spec;
-      if (cta) spec.cta = cta_dims;
-      spec.strict = spec.strict || strict;
-      std::string outside = cta ? cta_problem(spec, spec_path) : "";
-      if (!outside.empty()) {
-        report = error_report(outside, spec_path);
-      } else if (equiv->parsed()) {
-        tileverify::DecideLimits limits;
-        limits.threads = unsigned(threads);
-        limits.deadline = deadline;
-        limits.max_memory_bytes = max_memory;
-        limits.grid_progress = grid_progress;
-        // --timeout bounds the whole check, and also any one output.
-        if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
-        // Progress on stderr for checks that take a while: a line every 2 s.
-        auto last = start;
-        bool printed = false;
-        if (!quiet)
-          limits.progress = [&](std::size_t done, std::size_t total) {
-            auto now = std::chrono::steady_clock::now();
-            if (done < total && now - last < std::chrono::seconds(2)) return;
-            if (done == total && !printed) return;
-            last = now;
-            printed = true;
-            std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
-                         std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
-            if (done == total && isatty(2)) std::fputc('\n', stderr);
-          };
-        report = tileverify::check_equivalence(spec, limits);
-      } else if (fpsan->parsed()) {
-        tileverify::PayloadOptions payload;
-        payload.trials = unsigned(trials);
-        payload.seed = seed;
-        payload.limits.deadline = deadline;
-        payload.limits.max_memory_bytes = max_memory;
-        payload.limits.grid_progress = grid_progress;  // "ctas": "all": the CTAs of every trial's runs
-        report = tileverify::check_payloads(spec, payload);
-      } else {
-        tileverify::RunLimits limits;
-        limits.deadline = deadline;
-        limits.max_memory_bytes = max_memory;
-        limits.grid_progress = grid_progress;
-        report = tileverify::check(spec, limits);
-      }
+  // One check of one spec, at the sizes it was evaluated at.
+  auto run_spec = [&](tileverify::Spec spec) -> Report {
+    if (cta) spec.cta = cta_dims;
+    spec.strict = spec.strict || strict;
+    std::string outside = cta ? cta_problem(spec, spec_path) : "";
+    if (!outside.empty()) return error_report(outside, spec_path);
+    if (equiv->parsed()) {
+      tileverify::DecideLimits limits;
+      limits.threads = unsigned(threads);
+      limits.deadline = deadline;
+      limits.max_memory_bytes = max_memory;
+      limits.grid_progress = grid_progress;
+      // --timeout bounds the whole check, and also any one output.
+      if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
+      // Progress on stderr for checks that take a while: a line every 2 s.
+      auto last = start;
+      bool printed = false;
+      if (!quiet)
+        limits.progress = [&](std::size_t done, std::size_t total) {
+          auto now = std::chrono::steady_clock::now();
+          if (done < total && now - last < std::chrono::seconds(2)) return;
+          if (done == total && !printed) return;
+          last = now;
+          printed = true;
+          std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
+                       std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
+          if (done == total && isatty(2)) std::fputc('\n', stderr);
+        };
+      return tileverify::check_equivalence(spec, limits);
     }
-  } catch (const std::bad_alloc&) {
-    std::string message = "ran out of memory (the budget is " + cli::size_text(max_memory) +
-                          "); raise --max-memory or give a smaller spec";
-    report = unknown_report(message, true);
-    headline = "UNKNOWN: " + message;
-  } catch (const std::exception& e) {
-    std::string message = std::string("internal error: ") + e.what() + "; please report it with the spec file";
-    report = unknown_report(message, false);
-    headline = "UNKNOWN: " + message;
-  } catch (...) {
-    std::string message = "internal error (an exception of unknown type); please report it with the spec file";
-    report = unknown_report(message, false);
-    headline = "UNKNOWN: " + message;
-  }
+    if (fpsan->parsed()) {
+      tileverify::PayloadOptions payload;
+      payload.trials = unsigned(trials);
+      payload.seed = seed;
+      payload.limits.deadline = deadline;
+      payload.limits.max_memory_bytes = max_memory;
+      payload.limits.grid_progress = grid_progress;  // "ctas": "all": the CTAs of every trial's runs
+      return tileverify::check_payloads(spec, payload);
+    }
+    tileverify::RunLimits limits;
+    limits.deadline = deadline;
+    limits.max_memory_bytes = max_memory;
+    limits.grid_progress = grid_progress;
+    return tileverify::check(spec, limits);
+  };
+
+  // Whatever goes wrong inside a check still ends in a report; `headline`
+  // replaces the text report of one that ended in an exception.
+  auto guarded = [&](const std::function<Report()>& body, std::string* headline) -> Report {
+    try {
+      return body();
+    } catch (const std::bad_alloc&) {
+      std::string message = "ran out of memory (the budget is " + cli::size_text(max_memory) +
+                            "); raise --max-memory or give a smaller spec";
+      *headline = "UNKNOWN: " + message;
+      return unknown_report(message, true);
+    } catch (const std::exception& e) {
+      std::string message = std::string("internal error: ") + e.what() + "; please report it with the spec file";
+      *headline = "UNKNOWN: " + message;
+      return unknown_report(message, false);
+    } catch (...) {
+      std::string message = "internal error (an exception of unknown type); please report it with the spec file";
+      *headline = "UNKNOWN: " + message;
+      return unknown_report(message, false);
+    }
+  };
+
+  if (shapes_text)
+    return run_suite(spec_path, shapes_boundary, sizes, as_json, [&](const tileverify::Spec& spec, std::string* headline) {
+      return guarded([&] { return run_spec(spec); }, headline);
+    });
+
+  std::string headline;
+  Report report = guarded(
+      [&] {
+        auto loaded = sizes.empty() ? tileverify::load_spec(spec_path) : tileverify::load_spec(spec_path, sizes);
+        if (!loaded.spec) return error_report(loaded.error, spec_path);
+        return run_spec(*loaded.spec);
+      },
+      &headline);
   print(report, as_json, headline);
   return report.exit_code();
 }
