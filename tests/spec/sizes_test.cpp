@@ -1,6 +1,7 @@
 // Size variables in spec files (docs/cli.md, "Sizes and boundary suites"):
 // size expressions, sizes in shapes, values and grids, overrides, boundary
 // suites, and a size-parametric spec verified at several sizes.
+#include "../../src/cli/args.hpp"
 #include "../../src/equiv/sizes.hpp"
 #include "spec_helpers.hpp"
 
@@ -365,3 +366,26 @@ TEST_CASE("sizes: Triton vadd against its reference at three sizes, and the off-
   }
 }
 
+
+TEST_CASE("--size and --shapes: the command line's values") {
+  Sizes sizes;
+  CHECK(tileverify::cli::parse_size_choice("M=129", &sizes) == "");
+  CHECK(tileverify::cli::parse_size_choice("K_2=96", &sizes) == "");
+  CHECK(sizes == Sizes{{"M", 129}, {"K_2", 96}});
+  CHECK(has(tileverify::cli::parse_size_choice("M=3", &sizes), "--size M=3: M is given twice (M=129 before)"));
+  CHECK(has(tileverify::cli::parse_size_choice("M", &sizes), "--size M: no '='"));
+  CHECK(has(tileverify::cli::parse_size_choice("=3", &sizes), "--size =3: no name"));
+  CHECK(has(tileverify::cli::parse_size_choice("2M=3", &sizes), "the name 2M is not an identifier"));
+  CHECK(has(tileverify::cli::parse_size_choice("N=0", &sizes), "--size N=0: the value is 0"));
+  CHECK(has(tileverify::cli::parse_size_choice("N=-4", &sizes), "the value -4 is not a whole number"));
+  CHECK(has(tileverify::cli::parse_size_choice("N=1e3", &sizes), "the value 1e3 is not a whole number"));
+  CHECK(has(tileverify::cli::parse_size_choice("N=281474976710657", &sizes), "the value is too large"));
+  CHECK(has(tileverify::cli::parse_size_choice("N=", &sizes), "--size N=: no value"));
+  CHECK(sizes.size() == 2);  // nothing refused was added
+  bool boundary = false;
+  CHECK(tileverify::cli::parse_shapes("boundary", &boundary) == "");
+  CHECK(boundary);
+  CHECK(tileverify::cli::parse_shapes("suite", &boundary) == "");
+  CHECK_FALSE(boundary);
+  CHECK(has(tileverify::cli::parse_shapes("all", &boundary), "--shapes all: it must be \"boundary\""));
+}
