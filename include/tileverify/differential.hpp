@@ -1,0 +1,69 @@
+// tileverify/differential.hpp — running a spec's two kernels on a GPU on
+// generated inputs and comparing their outputs (`tileverify test`).
+//
+// A proof over the reals says nothing about floats: a softmax whose
+// stabilising max became a min is the same function over the reals, and
+// NaN for inputs of a wide range in float. differential_test runs the
+// reference and the optimized kernel of a Spec on the GPU (the whole grid,
+// with the spec's launch), on several sets of inputs: "benign" ones (uniform
+// and normal around 1) and "stress" ones (large magnitudes, special values),
+// and compares each output with the oracles of oracle.hpp. The verdict:
+//   Agree   every trial's outputs match within the dtype's tolerance;
+//   Differ  a benign trial differs (the kernels compute different things);
+//   Hazard  only stress trials differ: equal on ordinary inputs, but the
+//           optimized kernel gives NaN, Inf or wrong values where the
+//           reference does not (a float hazard);
+//   Error   a kernel could not be loaded or launched, or faulted (named);
+//   NoGpu   no CUDA driver or device: nothing ran (a skip, not a failure).
+// docs/cuda.md describes the trials and the report.
+#pragma once
+
+#include "tileverify/equiv.hpp"
+#include "tileverify/oracle.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tileverify {
+
+struct DifferentialOptions {
+  std::uint64_t seed = 1;
+  unsigned trials_per_kind = 2;  // input sets of each kind (with seeds seed, seed + 1, ...)
+  bool stress = true;            // also the stress trials (large magnitudes, special values)
+  int device = 0;
+  double timeout_seconds = 30;   // per kernel launch
+  // Tolerances per output dtype; none: oracle::default_tolerance.
+  std::optional<oracle::Tolerance> tolerance;
+};
+
+struct DifferentialTrial {
+  std::string name;          // "uniform [-1, 1], seed 1"
+  bool stress = false;
+  std::string error;         // a launch or load error of this trial
+  struct Output {
+    std::string name;        // the output tensor
+    oracle::Comparison comparison;
+  };
+  std::vector<Output> outputs;
+  double ref_seconds = 0, opt_seconds = 0;  // kernel times
+  bool passed() const;
+};
+
+enum class DifferentialVerdict { Agree, Differ, Hazard, Error, NoGpu };
+const char* differential_verdict_name(DifferentialVerdict v);  // "agree", "differ", ...
+
+struct DifferentialReport {
+  DifferentialVerdict verdict = DifferentialVerdict::Agree;
+  std::string message;   // one line: why this verdict
+  std::string device;    // "NVIDIA H100 80GB HBM3"
+  std::vector<DifferentialTrial> trials;
+  std::string text() const;  // the human-readable report
+  std::string json() const;
+  int exit_code() const;     // 0 agree, 1 differ or hazard, 3 no GPU, 4 error
+};
+
+// Never throws; every failure is in the report.
+DifferentialReport differential_test(const Spec& spec, const DifferentialOptions& options = {});
+
+}  // namespace tileverify

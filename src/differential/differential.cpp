@@ -1,0 +1,508 @@
+// differential_test: a spec's two kernels on a GPU, on generated inputs,
+// compared with the oracles (include/tileverify/differential.hpp says what
+// the verdicts mean; docs/cuda.md, "Differential runs", how to read them).
+#include "tileverify/differential.hpp"
+
+#include "tileverify/cuda.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tileverify {
+
+namespace {
+
+// One kernel of the spec, ready to launch: its lowered program (for the
+// parameters and launch bounds), its PTX text and the spec's launch.
+struct Prepared {
+  std::string role;  // "ref" / "opt"
+  const KernelSpec* spec = nullptr;
+  Program program;
+  std::string ptx;
+  Launch launch;
+};
+
+bool prepare(const Spec& s, const KernelSpec& k, const std::string& role, Prepared* out, std::string* why) {
+  KernelLoad loaded = load_kernel(k);
+  if (!loaded.program) {
+    *why = role + ": " + loaded.error;
+    return false;
+  }
+  tileverify::LaunchResult l = launch_for(s, k, *loaded.program);
+  if (!l.launch) {
+    *why = role + ": " + l.error;
+    return false;
+  }
+  std::ifstream in(k.ptx, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    *why = role + ": cannot read " + k.ptx;
+    return false;
+  }
+  out->role = role;
+  out->spec = &k;
+  out->program = std::move(*loaded.program);
+  out->ptx = text.str();
+  out->launch = std::move(*l.launch);
+  return true;
+}
+
+// The tensor an argument holds or a tensor map views (none: a scalar or null).
+const TensorArg* tensor_of(const LaunchArg& a) {
+  if (a.null_pointer) return nullptr;
+  if (a.is_tensor || a.is_tensor_map) return &a.tensor;
+  return nullptr;
+}
+
+// A trial's inputs, the same for both kernels: the initial bytes of each
+// tensor by name, and the value of each symbolic float scalar.
+struct TrialInputs {
+  std::map<std::string, std::vector<std::uint8_t>> tensors;
+  std::map<std::string, double> scalars;
+};
+
+struct TrialKind {
+  std::string name;
+  bool stress;
+  oracle::InputSpec spec;
+};
+
+// Large magnitudes: 2^20 (2^10 in f16, whose largest finite is 65504):
+// sums of exponentials of such values overflow unless the kernel
+// stabilises them as the reference does.
+oracle::InputSpec for_dtype(oracle::InputSpec s, DType t) {
+  if (s.distribution == oracle::Distribution::Scaled && t == DType::F16) s.scale_exp = std::min(s.scale_exp, 10);
+  return s;
+}
+
+std::uint64_t name_seed(const std::string& name, std::uint64_t seed) {
+  std::uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a over the name: each tensor its own stream
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string make_inputs(const std::vector<const Prepared*>& kernels, const TrialKind& kind, std::uint64_t seed,
+                        TrialInputs* in) {
+  for (const Prepared* k : kernels)
+    for (const LaunchArg& a : k->launch.args) {
+      if (a.symbolic && !in->scalars.count(a.tensor.name)) {
+        // A float scalar the proof held symbolic (a scale, an epsilon): a
+        // value of about 1, the same for both kernels.
+        oracle::InputSpec u;
+        u.lo = 0.5;
+        u.hi = 2;
+        oracle::GeneratedTensor g = oracle::generate(DType::F64, 1, u, name_seed(a.tensor.name, seed));
+        in->scalars[a.tensor.name] = g.values.empty() ? 1.0 : g.values[0];
+        continue;
+      }
+      const TensorArg* t = tensor_of(a);
+      if (!t || in->tensors.count(t->name)) continue;
+      const std::uint64_t n = t->elements();
+      const std::size_t size = dtype_bytes(t->dtype);
+      if (n == UINT64_MAX || n > (std::uint64_t(1) << 34) / size) return "tensor '" + t->name + "' is too large to upload";
+      std::vector<std::uint8_t> bytes;
+      if (t->role == Role::In || t->role == Role::InOut || t->init == TensorInit::Input) {
+        oracle::GeneratedTensor g = oracle::generate(t->dtype, n, for_dtype(kind.spec, t->dtype), name_seed(t->name, seed));
+        if (!g.error.empty()) return "tensor '" + t->name + "': " + g.error;
+        bytes = std::move(g.bytes);
+      } else if (t->init == TensorInit::Value) {
+        bytes.resize(std::size_t(n) * size);
+        const double v = t->init_inf ? (t->init_inf < 0 ? -INFINITY : INFINITY) : t->init_value.to_double();
+        for (std::uint64_t e = 0; e < n; ++e) oracle::encode(t->dtype, v, bytes.data() + e * size);
+      } else {
+        // An output the kernel should write: NaN bytes (all ones), so that an
+        // element a kernel leaves unwritten shows as NaN.
+        bytes.assign(std::size_t(n) * size, 0xff);
+      }
+      in->tensors[t->name] = std::move(bytes);
+    }
+  return "";
+}
+
+cuda::TensorMapDataType map_dtype(DType t) {
+  switch (t) {
+    case DType::F16: return cuda::TensorMapDataType::F16;
+    case DType::BF16: return cuda::TensorMapDataType::BF16;
+    case DType::F64: return cuda::TensorMapDataType::F64;
+    case DType::U8:
+    case DType::S8:
+    case DType::B8: return cuda::TensorMapDataType::U8;
+    case DType::U16:
+    case DType::S16:
+    case DType::B16: return cuda::TensorMapDataType::U16;
+    case DType::S32: return cuda::TensorMapDataType::S32;
+    case DType::U32:
+    case DType::B32: return cuda::TensorMapDataType::U32;
+    case DType::S64: return cuda::TensorMapDataType::S64;
+    case DType::U64:
+    case DType::B64: return cuda::TensorMapDataType::U64;
+    default: return cuda::TensorMapDataType::F32;
+  }
+}
+
+struct KernelRun {
+  std::string error;
+  std::map<std::string, std::vector<std::uint8_t>> outputs;  // Out / InOut tensors, as downloaded
+  double seconds = 0;
+  bool context_lost = false;
+};
+
+KernelRun run_kernel(const cuda::Gpu& gpu, const Prepared& k, const TrialInputs& in, double timeout) {
+  KernelRun r;
+  std::string why;
+  std::optional<cuda::Module> mod = cuda::Module::load_ptx(gpu, k.ptx, &why);
+  if (!mod) {
+    r.error = k.role + ": " + why;
+    return r;
+  }
+  std::optional<cuda::Function> fn = mod->function(k.program.name, &why);
+  if (!fn) {
+    r.error = k.role + ": " + why;
+    return r;
+  }
+  // One device buffer per tensor name (two arguments naming one tensor
+  // share it, as in the evaluator).
+  std::map<std::string, cuda::DeviceBuffer> buffers;
+  std::map<std::string, const TensorArg*> tensors;
+  for (const LaunchArg& a : k.launch.args) {
+    const TensorArg* t = tensor_of(a);
+    if (!t || buffers.count(t->name)) continue;
+    const std::vector<std::uint8_t>& init = in.tensors.at(t->name);
+    std::optional<cuda::DeviceBuffer> b = cuda::DeviceBuffer::alloc(gpu, std::max<std::size_t>(init.size(), 16), &why);
+    if (!b || !b->upload(init.data(), init.size(), &why)) {
+      r.error = k.role + ": tensor '" + t->name + "': " + why;
+      return r;
+    }
+    buffers.emplace(t->name, std::move(*b));
+    tensors[t->name] = t;
+  }
+  std::vector<std::vector<std::uint8_t>> args;
+  for (std::size_t i = 0; i < k.launch.args.size() && i < k.program.params.size(); ++i) {
+    const LaunchArg& a = k.launch.args[i];
+    const ParamDecl& d = k.program.params[i];
+    if (a.is_tensor_map) {
+      const TensorMap& m = a.map;
+      cuda::TensorMapTiled desc;
+      desc.dtype = map_dtype(a.tensor.dtype);
+      desc.global_address = buffers.at(a.tensor.name).address();
+      desc.dims = m.dims;
+      desc.strides = m.strides;
+      if (desc.strides.empty() && m.dims.size() > 1) {  // packed, innermost first
+        std::uint64_t s = dtype_bytes(a.tensor.dtype);
+        for (std::size_t dim = 0; dim + 1 < m.dims.size(); ++dim) desc.strides.push_back(s *= m.dims[dim]);
+      }
+      desc.box = m.box;
+      desc.element_strides = m.element_strides;
+      desc.swizzle = cuda::TensorMapSwizzle(std::uint32_t(m.swizzle));
+      desc.interleave = std::uint32_t(m.interleave);
+      desc.l2_promotion = std::uint32_t(m.l2_promotion);
+      desc.oob_fill = std::uint32_t(m.oob_fill);
+      std::optional<cuda::CuTensorMap> map = cuda::encode_tensor_map_tiled(gpu, desc, &why);
+      if (!map) {
+        r.error = k.role + ": tensor map '" + d.name + "': " + why;
+        return r;
+      }
+      args.push_back(cuda::arg(*map));
+    } else if (a.null_pointer) {
+      args.push_back(cuda::arg(std::uint64_t(0)));
+    } else if (a.is_tensor) {
+      args.push_back(cuda::arg(buffers.at(a.tensor.name).address()));
+    } else {
+      // A scalar: its bits in the parameter's width (a symbolic float: the
+      // trial's value in the parameter's float type).
+      std::vector<std::uint8_t> bytes(std::max<std::size_t>(1, dtype_bytes(d.dtype)), 0);
+      if (a.symbolic) {
+        oracle::encode(dtype_is_float(d.dtype) ? d.dtype : a.tensor.dtype, in.scalars.at(a.tensor.name), bytes.data());
+      } else {
+        const std::uint64_t bits = std::uint64_t(a.scalar);
+        std::memcpy(bytes.data(), &bits, std::min<std::size_t>(bytes.size(), sizeof bits));  // little-endian
+      }
+      args.push_back(std::move(bytes));
+    }
+  }
+  cuda::LaunchConfig cfg;
+  cfg.grid = k.launch.grid;
+  cfg.block = k.launch.block;
+  cfg.cluster = k.launch.cluster;
+  cfg.dynamic_shared_bytes = std::uint32_t(k.spec->dynamic_shared);
+  cfg.shared_opt_in = k.spec->dynamic_shared > 0;
+  cfg.bounds_from(k.program);
+  cuda::LaunchOptions opts;
+  opts.timeout_seconds = timeout;
+  cuda::LaunchResult lr = cuda::launch(*fn, cfg, args, opts);
+  r.seconds = lr.seconds;
+  r.context_lost = lr.context_lost;
+  if (!lr.ok) {
+    r.error = k.role + ": " + lr.message;
+    return r;
+  }
+  for (auto& [name, buf] : buffers) {
+    const TensorArg* t = tensors.at(name);
+    if (t->role != Role::Out && t->role != Role::InOut) continue;
+    std::vector<std::uint8_t> bytes(in.tensors.at(name).size());
+    if (!buf.download(bytes.data(), bytes.size(), &why)) {
+      r.error = k.role + ": tensor '" + name + "': " + why;
+      return r;
+    }
+    r.outputs[name] = std::move(bytes);
+  }
+  return r;
+}
+
+// Elements where the reference is finite and the output is not: what a
+// stress trial reports as a hazard of the optimized kernel.
+std::uint64_t nonfinite_where_finite(DType t, const std::vector<std::uint8_t>& ref, const std::vector<std::uint8_t>& out) {
+  if (!dtype_is_float(t) || ref.size() != out.size()) return 0;
+  const std::vector<double> a = oracle::decode_all(t, ref), b = oracle::decode_all(t, out);
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += std::isfinite(a[i]) && !std::isfinite(b[i]);
+  return n;
+}
+
+std::string num(double x) {
+  std::ostringstream os;
+  os.precision(9);
+  os << x;
+  return os.str();
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (c == '\n') {
+      o += "\\n";
+    } else if (std::uint8_t(c) < 0x20) {
+      o += ' ';
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+const char* differential_verdict_name(DifferentialVerdict v) {
+  switch (v) {
+    case DifferentialVerdict::Agree: return "agree";
+    case DifferentialVerdict::Differ: return "differ";
+    case DifferentialVerdict::Hazard: return "hazard";
+    case DifferentialVerdict::Error: return "error";
+    case DifferentialVerdict::NoGpu: return "no_gpu";
+  }
+  return "?";
+}
+
+bool DifferentialTrial::passed() const {
+  if (!error.empty()) return false;
+  for (const Output& o : outputs)
+    if (!o.comparison.passed()) return false;
+  return true;
+}
+
+int DifferentialReport::exit_code() const {
+  switch (verdict) {
+    case DifferentialVerdict::Agree: return 0;
+    case DifferentialVerdict::Differ:
+    case DifferentialVerdict::Hazard: return 1;
+    case DifferentialVerdict::NoGpu: return 3;
+    case DifferentialVerdict::Error: return 4;
+  }
+  return 4;
+}
+
+std::string DifferentialReport::text() const {
+  std::ostringstream os;
+  static const char* heading[] = {"AGREE", "DIFFER", "FLOAT HAZARD", "ERROR", "NO GPU"};
+  os << heading[int(verdict)] << ": " << message << "\n";
+  if (!device.empty()) os << "  device: " << device << "\n";
+  for (const DifferentialTrial& t : trials) {
+    os << "  trial " << t.name << (t.stress ? " (stress)" : "") << ": ";
+    if (!t.error.empty()) {
+      os << t.error << "\n";
+      continue;
+    }
+    os << (t.passed() ? "outputs agree" : "outputs differ") << " (ref " << num(t.ref_seconds * 1e3) << " ms, opt "
+       << num(t.opt_seconds * 1e3) << " ms)\n";
+    for (const DifferentialTrial::Output& o : t.outputs) {
+      const oracle::Comparison& c = o.comparison;
+      os << "    " << o.name << " (" << dtype_name(c.dtype) << ", " << c.elements << " elements): ";
+      if (!c.error.empty()) {
+        os << c.error << "\n";
+        continue;
+      }
+      bool first = true;
+      for (std::size_t k = 0; k < oracle::kElementClasses; ++k)
+        if (c.counts[k]) {
+          os << (first ? "" : ", ") << c.counts[k] << " " << oracle::element_class_name(oracle::ElementClass(k));
+          first = false;
+        }
+      if (c.measured) os << "; max rel error " << num(c.max_rel_error) << ", max " << num(c.max_ulps) << " ulps";
+      os << "\n";
+      if (c.passed()) continue;
+      std::size_t shown = 0;
+      for (const oracle::ElementReport& e : c.worst) {
+        if (e.cls == oracle::ElementClass::Match || e.cls == oracle::ElementClass::BothNan || shown == 3) continue;
+        ++shown;
+        os << "      " << o.name << "[" << e.index << "]: ref " << num(e.reference) << ", opt " << num(e.output) << " ("
+           << oracle::element_class_name(e.cls) << ")\n";
+      }
+    }
+  }
+  return os.str();
+}
+
+std::string DifferentialReport::json() const {
+  std::ostringstream os;
+  os << "{\"verdict\": \"" << differential_verdict_name(verdict) << "\", \"message\": \"" << json_escape(message)
+     << "\", \"device\": \"" << json_escape(device) << "\", \"trials\": [";
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const DifferentialTrial& t = trials[i];
+    os << (i ? ", " : "") << "{\"name\": \"" << json_escape(t.name) << "\", \"stress\": " << (t.stress ? "true" : "false")
+       << ", \"passed\": " << (t.passed() ? "true" : "false") << ", \"error\": \"" << json_escape(t.error)
+       << "\", \"outputs\": [";
+    for (std::size_t j = 0; j < t.outputs.size(); ++j) {
+      const oracle::Comparison& c = t.outputs[j].comparison;
+      os << (j ? ", " : "") << "{\"name\": \"" << json_escape(t.outputs[j].name) << "\", \"elements\": " << c.elements;
+      for (std::size_t k = 0; k < oracle::kElementClasses; ++k)
+        os << ", \"" << oracle::element_class_name(oracle::ElementClass(k)) << "\": " << c.counts[k];
+      os << ", \"max_rel_error\": " << (std::isfinite(c.max_rel_error) ? num(c.max_rel_error) : "null")
+         << ", \"max_ulps\": " << (std::isfinite(c.max_ulps) ? num(c.max_ulps) : "null") << "}";
+    }
+    os << "]}";
+  }
+  os << "]}\n";
+  return os.str();
+}
+
+DifferentialReport differential_test(const Spec& spec, const DifferentialOptions& options) {
+  DifferentialReport r;
+  try {
+    if (!spec.ref || !spec.opt) {
+      r.verdict = DifferentialVerdict::Error;
+      r.message = "a differential run needs a spec with \"ref\" and \"opt\"";
+      return r;
+    }
+    Prepared ref, opt;
+    std::string why;
+    if (!prepare(spec, *spec.ref, "ref", &ref, &why) || !prepare(spec, *spec.opt, "opt", &opt, &why)) {
+      r.verdict = DifferentialVerdict::Error;
+      r.message = why;
+      return r;
+    }
+    std::optional<cuda::Gpu> gpu = cuda::Gpu::open(options.device, &why);
+    if (!gpu) {
+      r.verdict = DifferentialVerdict::NoGpu;
+      r.message = "nothing ran: " + why;
+      return r;
+    }
+    r.device = gpu->limits().name;
+    std::vector<TrialKind> kinds;
+    {
+      oracle::InputSpec u;  // uniform [-1, 1]
+      kinds.push_back({"uniform [-1, 1]", false, u});
+      oracle::InputSpec n;
+      n.distribution = oracle::Distribution::Normal;
+      kinds.push_back({"normal (0, 1)", false, n});
+      if (options.stress) {
+        oracle::InputSpec big;
+        big.distribution = oracle::Distribution::Scaled;
+        big.scale_exp = 20;
+        kinds.push_back({"uniform [-1, 1] x 2^20", true, big});
+        oracle::InputSpec sp;
+        sp.distribution = oracle::Distribution::Special;
+        sp.special_rate = 0.05;
+        kinds.push_back({"special values (5%)", true, sp});
+      }
+    }
+    std::string first_differ, first_hazard;
+    for (const TrialKind& kind : kinds)
+      for (unsigned j = 0; j < options.trials_per_kind; ++j) {
+        const std::uint64_t seed = options.seed + j;
+        DifferentialTrial t;
+        t.name = kind.name + ", seed " + std::to_string(seed);
+        t.stress = kind.stress;
+        TrialInputs in;
+        t.error = make_inputs({&ref, &opt}, kind, seed, &in);
+        KernelRun a, b;
+        if (t.error.empty()) {
+          a = run_kernel(*gpu, ref, in, options.timeout_seconds);
+          t.error = a.error;
+        }
+        if (t.error.empty()) {
+          b = run_kernel(*gpu, opt, in, options.timeout_seconds);
+          t.error = b.error;
+        }
+        t.ref_seconds = a.seconds;
+        t.opt_seconds = b.seconds;
+        if (!t.error.empty()) {
+          r.trials.push_back(std::move(t));
+          r.verdict = DifferentialVerdict::Error;
+          r.message = r.trials.back().error;
+          if (a.context_lost || b.context_lost)
+            r.message += " (the GPU context is lost after such a fault: the other trials did not run)";
+          return r;
+        }
+        std::uint64_t hazards = 0;
+        for (const auto& [name, bytes] : a.outputs) {
+          auto other = b.outputs.find(name);
+          if (other == b.outputs.end()) continue;
+          DType dt = DType::F32;
+          for (const LaunchArg& la : ref.launch.args)
+            if (const TensorArg* ta = tensor_of(la); ta && ta->name == name) dt = ta->dtype;
+          oracle::CompareOptions co;
+          co.tolerance = options.tolerance;
+          DifferentialTrial::Output o{name, oracle::compare_bytes(dt, bytes, other->second, co)};
+          hazards += nonfinite_where_finite(dt, bytes, other->second);
+          if (!o.comparison.passed() && first_differ.empty() && !kind.stress)
+            first_differ = "trial \"" + t.name + "\": " + name + " differs in " +
+                           std::to_string(o.comparison.elements - o.comparison.count(oracle::ElementClass::Match) -
+                                          o.comparison.count(oracle::ElementClass::BothNan)) +
+                           " of " + std::to_string(o.comparison.elements) + " elements";
+          t.outputs.push_back(std::move(o));
+        }
+        if (kind.stress && hazards && first_hazard.empty())
+          first_hazard = "trial \"" + t.name + "\": the optimized kernel gives NaN or Inf in " + std::to_string(hazards) +
+                         " elements where the reference is finite";
+        r.trials.push_back(std::move(t));
+      }
+    if (!first_differ.empty()) {
+      r.verdict = DifferentialVerdict::Differ;
+      r.message = "the kernels' outputs differ on ordinary inputs: " + first_differ;
+    } else if (!first_hazard.empty()) {
+      r.verdict = DifferentialVerdict::Hazard;
+      r.message = "the kernels agree on ordinary inputs, but " + first_hazard;
+    } else {
+      r.verdict = DifferentialVerdict::Agree;
+      r.message = "every output of " + std::to_string(r.trials.size()) + " trials agrees within the tolerance" +
+                  std::string(options.stress ? "" : " (stress trials off)");
+      for (const DifferentialTrial& t : r.trials)
+        if (!t.passed()) {  // a stress trial: rounding differences at huge magnitudes, no NaN or Inf of the opt's own
+          r.message += "; stress trials differ in rounding only (listed below), which is not counted";
+          break;
+        }
+    }
+  } catch (const std::bad_alloc&) {
+    r.verdict = DifferentialVerdict::Error;
+    r.message = "out of memory";
+  } catch (const std::exception& e) {
+    r.verdict = DifferentialVerdict::Error;
+    r.message = std::string("internal error: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace tileverify

@@ -1,0 +1,70 @@
+// differential_test (include/tileverify/differential.hpp) on example pairs:
+// on a machine without a GPU it says so (verdict no_gpu) and the GPU cases
+// return early; with one, a correct pair agrees, a wrong one differs, and
+// the softmax whose max became a min (equivalent over the reals) is a float
+// hazard.
+#include "tileverify/differential.hpp"
+
+#include "tileverify/cuda.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace tileverify;
+
+namespace {
+
+std::string example(const std::string& rel) {
+  return std::string(TILEVERIFY_TEST_DIR) + "/../examples/kernels/" + rel;
+}
+
+Spec spec_at(const std::string& path) {
+  SpecResult r = load_spec(path);
+  INFO(r.error);
+  REQUIRE(r.spec.has_value());
+  return *r.spec;
+}
+
+bool have_gpu() {
+  std::string why;
+  if (cuda::device_count(&why) > 0) return true;
+  MESSAGE("no GPU (" << why << "): the GPU differential cases do not run");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("differential: without a GPU the verdict is no_gpu, with the reason, and nothing else happens") {
+  if (cuda::device_count() > 0) return;  // the GPU cases below cover this machine
+  const DifferentialReport r = differential_test(spec_at(example("softmax/block.json")));
+  CHECK(r.verdict == DifferentialVerdict::NoGpu);
+  CHECK(r.exit_code() == 3);
+  CHECK(r.message.find("nothing ran") != std::string::npos);
+  CHECK(r.trials.empty());
+}
+
+TEST_CASE("differential: a spec that does not load is an error before any GPU work") {
+  Spec s = spec_at(example("softmax/block.json"));
+  s.opt->ptx += ".missing";
+  const DifferentialReport r = differential_test(s);
+  CHECK(r.verdict == DifferentialVerdict::Error);
+  CHECK(r.exit_code() == 4);
+  CHECK(r.message.find("opt") != std::string::npos);
+}
+
+TEST_CASE("gpu: differential runs: agree, differ, and the min-for-max softmax as a float hazard") {
+  if (!have_gpu()) return;
+  const DifferentialReport agree = differential_test(spec_at(example("softmax/online.json")));
+  INFO(agree.text());
+  CHECK(agree.verdict == DifferentialVerdict::Agree);
+  CHECK(agree.trials.size() == 8);
+  const DifferentialReport differ = differential_test(spec_at(example("softmax/online_norescale.json")));
+  INFO(differ.text());
+  CHECK(differ.verdict == DifferentialVerdict::Differ);
+  const DifferentialReport hazard = differential_test(spec_at(example("softmax/block_min.json")));
+  INFO(hazard.text());
+  CHECK(hazard.verdict == DifferentialVerdict::Hazard);
+  CHECK(hazard.message.find("NaN or Inf") != std::string::npos);
+  CHECK(hazard.exit_code() == 1);
+}
