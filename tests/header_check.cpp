@@ -1,5 +1,7 @@
 // Compiles every public header as strict C++17 (-Wpedantic -Werror).
+#include "tileverify/cuda.hpp"
 #include "tileverify/decide.hpp"
+#include "tileverify/differential.hpp"
 #include "tileverify/domains.hpp"
 #include "tileverify/equiv.hpp"
 #include "tileverify/eval.hpp"
@@ -7,6 +9,7 @@
 #include "tileverify/ptx.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/fpsan.hpp"
+#include "tileverify/oracle.hpp"
 #include "tileverify/payload.hpp"
 #include "tileverify/rational.hpp"
 #include "tileverify/tileverify.hpp"
