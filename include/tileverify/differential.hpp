@@ -66,4 +66,21 @@ struct DifferentialReport {
 // Never throws; every failure is in the report.
 DifferentialReport differential_test(const Spec& spec, const DifferentialOptions& options = {});
 
+// A not_equivalent counterexample run on the GPU (`equiv --gpu`): both
+// kernels on the counterexample's input values (rounded to each tensor's
+// dtype; elements it leaves free are 0), and what each computed in float at
+// the differing element, beside the exact values of the proof.
+struct ReplayReport {
+  bool ran = false;
+  std::string error;          // why it did not run (no GPU, a launch error)
+  std::string output;         // the differing output and element
+  std::uint64_t element = 0;
+  double ref_value = 0, opt_value = 0;  // the float outputs there
+  bool differs = false;                 // ref_value and opt_value differ beyond the tolerance
+  std::uint64_t elements = 0, differing = 0;  // over the whole output
+  std::string device;
+  std::string text() const;   // lines for the equivalence report
+};
+ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, int device = 0);
+
 }  // namespace tileverify

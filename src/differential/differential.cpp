@@ -505,4 +505,96 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
   return r;
 }
 
+std::string ReplayReport::text() const {
+  std::ostringstream os;
+  if (!ran) {
+    os << "  on the GPU: not replayed (" << error << ")\n";
+    return os.str();
+  }
+  os << "  on the GPU (" << device << "), the counterexample in float: " << output << "[" << element << "]: ref "
+     << num(ref_value) << ", opt " << num(opt_value) << (differs ? " (they differ" : " (equal within the tolerance");
+  os << "; " << differing << " of " << elements << " elements of " << output << " differ)\n";
+  return os.str();
+}
+
+ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, int device) {
+  ReplayReport r;
+  r.output = mismatch.output;
+  r.element = mismatch.element;
+  try {
+    if (!spec.ref || !spec.opt) {
+      r.error = "the spec has no ref and opt";
+      return r;
+    }
+    if (mismatch.inputs.empty()) {
+      r.error = "the mismatch has no input values (an element only one kernel writes)";
+      return r;
+    }
+    Prepared ref, opt;
+    std::string why;
+    if (!prepare(spec, *spec.ref, "ref", &ref, &why) || !prepare(spec, *spec.opt, "opt", &opt, &why)) {
+      r.error = why;
+      return r;
+    }
+    std::optional<cuda::Gpu> gpu = cuda::Gpu::open(device, &why);
+    if (!gpu) {
+      r.error = why;
+      return r;
+    }
+    r.device = gpu->limits().name;
+    // The initial bytes as a trial makes them (outputs NaN-filled, inits
+    // kept), then the counterexample's values over the inputs.
+    TrialKind zero{"counterexample", false, oracle::InputSpec{}};
+    zero.spec.lo = zero.spec.hi = 0;
+    TrialInputs in;
+    r.error = make_inputs({&ref, &opt}, zero, 1, &in);
+    if (!r.error.empty()) return r;
+    for (const Prepared* k : {&ref, &opt})
+      for (const LaunchArg& a : k->launch.args) {
+        auto values = mismatch.inputs.find(a.tensor.name);
+        if (values == mismatch.inputs.end()) continue;
+        if (a.symbolic) {
+          if (!values->second.empty() && values->second[0]) in.scalars[a.tensor.name] = values->second[0]->to_double();
+          continue;
+        }
+        const TensorArg* t = tensor_of(a);
+        if (!t) continue;
+        std::vector<std::uint8_t>& bytes = in.tensors[t->name];
+        const std::size_t size = dtype_bytes(t->dtype);
+        for (std::size_t e = 0; e < values->second.size() && (e + 1) * size <= bytes.size(); ++e)
+          if (values->second[e]) oracle::encode(t->dtype, values->second[e]->to_double(), bytes.data() + e * size);
+      }
+    KernelRun a = run_kernel(*gpu, ref, in, 30), b = run_kernel(*gpu, opt, in, 30);
+    if (!a.error.empty() || !b.error.empty()) {
+      r.error = !a.error.empty() ? a.error : b.error;
+      return r;
+    }
+    auto x = a.outputs.find(mismatch.output), y = b.outputs.find(mismatch.output);
+    if (x == a.outputs.end() || y == b.outputs.end()) {
+      r.error = "output '" + mismatch.output + "' was not downloaded";
+      return r;
+    }
+    DType dt = DType::F32;
+    for (const LaunchArg& la : ref.launch.args)
+      if (const TensorArg* ta = tensor_of(la); ta && ta->name == mismatch.output) dt = ta->dtype;
+    const std::vector<double> xs = oracle::decode_all(dt, x->second), ys = oracle::decode_all(dt, y->second);
+    if (mismatch.element >= xs.size() || mismatch.element >= ys.size()) {
+      r.error = "the element is outside the output";
+      return r;
+    }
+    r.ran = true;
+    r.ref_value = xs[mismatch.element];
+    r.opt_value = ys[mismatch.element];
+    oracle::Comparison c = oracle::compare(dt, xs, ys);
+    r.elements = c.elements;
+    r.differing = c.elements - c.count(oracle::ElementClass::Match) - c.count(oracle::ElementClass::BothNan);
+    oracle::Comparison one = oracle::compare(dt, {r.ref_value}, {r.opt_value});
+    r.differs = !one.passed();
+  } catch (const std::exception& e) {
+    r.ran = false;
+    r.error = std::string("internal error: ") + e.what();
+  }
+  return r;
+}
+
 }  // namespace tileverify

@@ -68,3 +68,21 @@ TEST_CASE("gpu: differential runs: agree, differ, and the min-for-max softmax as
   CHECK(hazard.message.find("NaN or Inf") != std::string::npos);
   CHECK(hazard.exit_code() == 1);
 }
+
+TEST_CASE("replay: a counterexample of the proof runs on the GPU, or says why it cannot") {
+  const Spec s = spec_at(example("softmax/online_norescale.json"));
+  const Report proof = check_equivalence(s);
+  REQUIRE(proof.verdict == Outcome::NotEquivalent);
+  REQUIRE(proof.mismatch.has_value());
+  const ReplayReport r = replay_counterexample(s, *proof.mismatch);
+  INFO(r.text());
+  if (cuda::device_count() == 0) {
+    CHECK_FALSE(r.ran);
+    CHECK(r.text().find("not replayed") != std::string::npos);
+    return;
+  }
+  CHECK(r.ran);
+  CHECK(r.output == proof.mismatch->output);
+  CHECK(r.differs);  // the kernels differ in float too, at the element the proof names
+  CHECK(r.differing > 0);
+}
