@@ -32,7 +32,9 @@ struct DifferentialOptions {
   unsigned trials_per_kind = 2;  // input sets of each kind (with seeds seed, seed + 1, ...)
   bool stress = true;            // also the stress trials (large magnitudes, special values)
   int device = 0;
-  double timeout_seconds = 30;   // per kernel launch
+  // Per kernel launch: a launch still running then is reported (an
+  // example's kernels take milliseconds; a hung pipeline never ends).
+  double timeout_seconds = 10;
   // Tolerances per output dtype; none: oracle::default_tolerance.
   std::optional<oracle::Tolerance> tolerance;
 };

@@ -109,6 +109,18 @@ std::string parse_timeout(const std::string& text, double* seconds) {
   return "";
 }
 
+std::string parse_tolerance(const std::string& option, const std::string& text, double* value) {
+  const std::string rule = "it must be a number from 0 to 1e6, like 1e-3 or 0.02";
+  bool plain = !text.empty();
+  for (char c : text) plain = plain && ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-');
+  char* end = nullptr;
+  double v = plain ? std::strtod(text.c_str(), &end) : 0;
+  if (!plain || end != text.c_str() + text.size()) return option + " " + as_given(text) + ": not a number; " + rule;
+  if (std::signbit(v) || !std::isfinite(v) || v > 1e6) return option + " " + as_given(text) + ": out of range; " + rule;
+  *value = v;
+  return "";
+}
+
 std::string parse_size(const std::string& option, const std::string& text, std::uint64_t* bytes) {
   const std::string rule = "it must be a positive number of bytes, optionally with K, M, G or T (binary units: 1K = 1024), "
                            "like 8G or 512M";

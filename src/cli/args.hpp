@@ -29,6 +29,8 @@ std::string parse_cta(const std::string& text, Dim3* out);
 constexpr double kMaxTimeoutSeconds = 1e6;
 constexpr double kDefaultTimeoutSeconds = 300;
 std::string parse_timeout(const std::string& text, double* seconds);
+// --rel / --abs of `tileverify test`: a tolerance from 0 to 1e6.
+std::string parse_tolerance(const std::string& option, const std::string& text, double* value);
 
 // --max-memory SIZE: bytes, with an optional binary suffix K, M, G or T
 // (also KiB, MiB, GiB, TiB): 512M is 512 * 2^20 bytes. Positive.

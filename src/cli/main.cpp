@@ -13,6 +13,7 @@
 // the requested format, with an exit code a script can act on.
 #include "args.hpp"
 
+#include "tileverify/differential.hpp"
 #include "tileverify/equiv.hpp"
 
 #include <CLI/CLI.hpp>
@@ -299,6 +300,85 @@ int run_suite(const std::string& spec_path, bool boundary, const std::map<std::s
   return worst;
 }
 
+// `tileverify test`: the differential run of one spec, or of every size of
+// a suite (one line per size, a summary; the exit code the worst).
+int run_test(const std::string& spec_path, const std::optional<bool>& boundary,
+             const std::map<std::string, std::int64_t>& sizes, bool as_json,
+             const tileverify::DifferentialOptions& options) {
+  auto guarded = [&](const tileverify::Spec& spec) {
+    try {
+      return tileverify::differential_test(spec, options);
+    } catch (...) {  // differential_test never throws; this keeps the promise if it ever did
+      tileverify::DifferentialReport r;
+      r.verdict = tileverify::DifferentialVerdict::Error;
+      r.message = "internal error; please report it with the spec file";
+      return r;
+    }
+  };
+  if (!boundary) {
+    auto loaded = sizes.empty() ? tileverify::load_spec(spec_path) : tileverify::load_spec(spec_path, sizes);
+    if (!loaded.spec) {
+      print(error_report(loaded.error, spec_path), as_json, "");
+      return 4;
+    }
+    const tileverify::DifferentialReport r = guarded(*loaded.spec);
+    std::fputs((as_json ? r.json() : r.text()).c_str(), stdout);
+    return r.exit_code();
+  }
+  tileverify::SizeSuite suite;
+  try {
+    suite = tileverify::load_suite(spec_path, *boundary ? tileverify::SuiteKind::Boundary : tileverify::SuiteKind::Listed,
+                                   sizes);
+  } catch (const std::exception& e) {
+    suite.error = std::string("the suite could not be made: ") + e.what();
+  }
+  if (!suite.error.empty() || suite.cases.empty()) {
+    print(error_report(suite.error.empty() ? spec_path + ": the suite has no sizes" : suite.error, spec_path), as_json, "");
+    return 4;
+  }
+  int worst = 0;
+  std::size_t ran = 0;
+  std::map<std::string, std::size_t> counts;
+  std::string json = "{\"suite\": \"" + std::string(*boundary ? "boundary" : "suite") + "\", \"cases\": [";
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    const tileverify::SizeCase& c = suite.cases[i];
+    const std::string label = sizes_label(c.sizes, suite.names);
+    std::string line, body;
+    int code = 0;
+    if (!c.skipped.empty()) {
+      line = "skipped: " + c.skipped;
+      body = "{\"skipped\": " + json_string(c.skipped) + "}";
+    } else if (!c.spec) {
+      line = "ERROR: " + c.error;
+      body = "{\"verdict\": \"error\", \"message\": " + json_string(c.error) + "}";
+      code = 4;
+    } else {
+      const tileverify::DifferentialReport r = guarded(*c.spec);
+      ++ran;
+      ++counts[tileverify::differential_verdict_name(r.verdict)];
+      line = r.text().substr(0, r.text().find('\n'));
+      body = r.json();
+      body.erase(body.find_last_not_of('\n') + 1);
+      code = r.exit_code();
+    }
+    worst = std::max(worst, code);
+    if (!as_json) {
+      std::printf("%s: %s\n", label.c_str(), line.c_str());
+      std::fflush(stdout);
+    }
+    json += std::string(i ? ", " : "") + "{\"sizes\": " + json_string(label) + ", \"report\": " + body + "}";
+  }
+  if (as_json) {
+    std::fputs((json + "]}\n").c_str(), stdout);
+  } else {
+    std::string summary;
+    for (const auto& kv : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(kv.second) + " " + kv.first;
+    std::printf("%s of %s: %zu sizes run: %s\n", *boundary ? "boundary suite" : "suite", spec_path.c_str(), ran,
+                summary.c_str());
+  }
+  return worst;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -365,6 +445,35 @@ int main(int argc, char** argv) {
   add_common(fpsan);
   fpsan->add_option_function<std::string>("--trials", into(trials_text), "random inputs to run, 1 to 1000000000 (default 100)")->type_name("N");
   fpsan->add_option_function<std::string>("--seed", into(seed_text), "seed of the first input (default 1; input k uses seed + k)")->type_name("S");
+  // GPU: differential runs, and the GPU's view of a proof's answer.
+  std::optional<std::string> device_text;
+  bool no_stress = false, gpu = false;
+  equiv->add_flag("--gpu", gpu,
+                  "also run the kernels on the GPU: a not_equivalent counterexample is replayed in float; an "
+                  "equivalent verdict gets a short float-hazard pass (docs/cuda.md)");
+  equiv->add_option_function<std::string>("--device", into(device_text), "the CUDA device for --gpu (default 0)")->type_name("N");
+  CLI::App* test = app.add_subcommand(
+      "test", "run ref and opt on the GPU on generated inputs and compare their float outputs (differential testing; "
+              "needs a CUDA GPU)");
+  test->add_option("spec", spec_path, "the spec file (JSON)")->required()->type_name("SPEC.json");
+  test->add_flag("--json", as_json, "print a machine-readable report");
+  test->add_option_function<std::string>("--trials", into(trials_text), "input sets of each kind, 1 to 1000 (default 2)")->type_name("N");
+  test->add_option_function<std::string>("--seed", into(seed_text), "seed of the first input set (default 1)")->type_name("S");
+  test->add_flag("--no-stress", no_stress, "only ordinary inputs (no large magnitudes, no special values)");
+  std::optional<std::string> rel_text, abs_text;
+  test->add_option_function<std::string>("--rel", into(rel_text),
+                                         "relative tolerance of every output (default: per dtype, docs/oracles.md); "
+                                         "with --abs, an element matches when |opt - ref| <= abs + rel |ref|")
+      ->type_name("R");
+  test->add_option_function<std::string>("--abs", into(abs_text), "absolute tolerance of every output (default: per dtype)")
+      ->type_name("A");
+  test->add_option_function<std::string>("--device", into(device_text), "the CUDA device (default 0)")->type_name("N");
+  test->add_option("--size", size_texts, "a size of the spec's \"sizes\" at another value, like M=129 (repeat it)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  test->add_option_function<std::string>("--shapes", into(shapes_text),
+                                         "run over a suite of sizes: boundary or suite (as for equiv)")
+      ->type_name("boundary|suite");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -382,8 +491,16 @@ int main(int argc, char** argv) {
   if (bad.empty() && cta) bad = cli::parse_cta(*cta, &cta_dims);
   if (bad.empty() && threads_text)
     bad = cli::parse_count("--threads", *threads_text, 0, 1024, "0: one per hardware thread", &threads);
+  if (test->parsed()) trials = 2;
   if (bad.empty() && trials_text)
-    bad = cli::parse_count("--trials", *trials_text, 1, 1000000000, "random inputs to run", &trials);
+    bad = test->parsed() ? cli::parse_count("--trials", *trials_text, 1, 1000, "input sets of each kind", &trials)
+                         : cli::parse_count("--trials", *trials_text, 1, 1000000000, "random inputs to run", &trials);
+  std::uint64_t device = 0;
+  if (bad.empty() && device_text) bad = cli::parse_count("--device", *device_text, 0, 1023, "a CUDA device ordinal", &device);
+  double rel = 0, abs = 0;
+  tileverify::oracle::Tolerance oracle_tolerance;
+  if (bad.empty() && rel_text) bad = cli::parse_tolerance("--rel", *rel_text, &rel);
+  if (bad.empty() && abs_text) bad = cli::parse_tolerance("--abs", *abs_text, &abs);
   if (bad.empty() && seed_text)
     bad = cli::parse_count("--seed", *seed_text, 0, UINT64_MAX, "the seed of the first input", &seed);
   std::map<std::string, std::int64_t> sizes;
@@ -394,6 +511,25 @@ int main(int argc, char** argv) {
   if (!bad.empty()) {
     print(error_report(bad), as_json, "");
     return 4;
+  }
+  if (test->parsed()) {
+    tileverify::DifferentialOptions options;
+    options.seed = seed;
+    options.trials_per_kind = unsigned(trials);
+    options.stress = !no_stress;
+    options.device = int(device);
+    if (rel_text || abs_text) {
+      oracle_tolerance.rel = rel;
+      oracle_tolerance.abs = abs;
+      options.tolerance = oracle_tolerance;
+    }
+    const int code =
+        run_test(spec_path, shapes_text ? std::optional<bool>(shapes_boundary) : std::nullopt, sizes, as_json, options);
+    // A kernel that timed out may still run on the GPU; the driver's
+    // teardown at exit would wait for it. The report is out: leave now.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
   }
 
   // One deadline for the whole command, from its start: reading the spec
@@ -490,13 +626,61 @@ int main(int argc, char** argv) {
     });
 
   std::string headline;
+  std::optional<tileverify::Spec> used;  // the spec checked, for --gpu
   Report report = guarded(
       [&] {
         auto loaded = sizes.empty() ? tileverify::load_spec(spec_path) : tileverify::load_spec(spec_path, sizes);
         if (!loaded.spec) return error_report(loaded.error, spec_path);
+        used = loaded.spec;
         return run_spec(*loaded.spec);
       },
       &headline);
+  if (gpu && used && headline.empty()) {
+    // The GPU's view, after the proof's report: evidence beside the verdict,
+    // which it leaves as it is (docs/cuda.md, "equiv --gpu").
+    std::string text, json_field;
+    if (report.verdict == Outcome::NotEquivalent && report.mismatch) {
+      const tileverify::ReplayReport rr = tileverify::replay_counterexample(*used, *report.mismatch, int(device));
+      text = rr.text();
+      json_field = "{\"replayed\": " + std::string(rr.ran ? "true" : "false") + ", \"device\": " + json_string(rr.device) +
+                   ", \"error\": " + json_string(rr.error) + ", \"output\": " + json_string(rr.output) +
+                   ", \"element\": " + std::to_string(rr.element) + ", \"ref\": " + json_string(std::to_string(rr.ref_value)) +
+                   ", \"opt\": " + json_string(std::to_string(rr.opt_value)) + ", \"differs\": " + (rr.differs ? "true" : "false") + "}";
+    } else if (report.verdict == Outcome::Equivalent) {
+      tileverify::DifferentialOptions o;
+      o.seed = seed;
+      o.trials_per_kind = 1;
+      o.device = int(device);
+      const tileverify::DifferentialReport d = tileverify::differential_test(*used, o);
+      if (d.verdict == tileverify::DifferentialVerdict::Hazard)
+        text = "  warning: equivalent over the reals, but in float " + d.message.substr(d.message.find("but ") + 4) + "\n";
+      else if (d.verdict == tileverify::DifferentialVerdict::Differ)
+        text = "  warning: equivalent over the reals, but on the GPU " + d.message + " (float rounding beyond the "
+               "tolerance: see tileverify test)\n";
+      else if (d.verdict == tileverify::DifferentialVerdict::Agree)
+        text = "  on the GPU (" + d.device + "): the float outputs agree on " + std::to_string(d.trials.size()) +
+               " input sets, large magnitudes and special values included\n";
+      else
+        text = "  on the GPU: not run (" + d.message + ")\n";
+      json_field = d.json();
+      json_field.erase(json_field.find_last_not_of('\n') + 1);
+    }
+    if (!json_field.empty()) {
+      if (as_json) {
+        std::string out = report.json();
+        const std::size_t close = out.find_last_of('}');
+        if (close != std::string::npos) out = out.substr(0, close) + ", \"gpu\": " + json_field + "}";
+        std::fputs((out + "\n").c_str(), stdout);
+      } else {
+        std::string out = report.text();
+        // Before the timing line, as part of the evidence.
+        const std::size_t timing = out.rfind("  time:");
+        out.insert(timing == std::string::npos ? out.size() : timing, text);
+        std::fputs(out.c_str(), stdout);
+      }
+      return report.exit_code();
+    }
+  }
   print(report, as_json, headline);
   return report.exit_code();
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct Prepared {
   Program program;
   std::string ptx;
   Launch launch;
+  // Loaded on the first run (the JIT compiles the PTX once per check).
+  std::optional<cuda::Module> module{};
+  std::optional<cuda::Function> function{};
 };
 
 bool prepare(const Spec& s, const KernelSpec& k, const std::string& role, Prepared* out, std::string* why) {
@@ -155,21 +159,36 @@ struct KernelRun {
   std::map<std::string, std::vector<std::uint8_t>> outputs;  // Out / InOut tensors, as downloaded
   double seconds = 0;
   bool context_lost = false;
+  bool timed_out = false;  // the kernel may still run: nothing of its context may be freed (leak_after_hang)
 };
 
-KernelRun run_kernel(const cuda::Gpu& gpu, const Prepared& k, const TrialInputs& in, double timeout) {
+// A kernel still running after the timeout keeps its context busy: freeing
+// its memory or unloading its module would wait for it, forever if it
+// hangs. What it uses is moved here and never freed; the process ends soon
+// (the CLI leaves at once after the report).
+template <class T>
+void leak_after_hang(T&& owned) {
+  new std::decay_t<T>(std::forward<T>(owned));
+}
+
+KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, double timeout) {
   KernelRun r;
   std::string why;
-  std::optional<cuda::Module> mod = cuda::Module::load_ptx(gpu, k.ptx, &why);
-  if (!mod) {
-    r.error = k.role + ": " + why;
-    return r;
+  if (!k.module) {
+    k.module = cuda::Module::load_ptx(gpu, k.ptx, &why);
+    if (!k.module) {
+      r.error = k.role + ": " + why;
+      return r;
+    }
   }
-  std::optional<cuda::Function> fn = mod->function(k.program.name, &why);
-  if (!fn) {
-    r.error = k.role + ": " + why;
-    return r;
+  if (!k.function) {
+    k.function = k.module->function(k.program.name, &why);
+    if (!k.function) {
+      r.error = k.role + ": " + why;
+      return r;
+    }
   }
+  cuda::Function* fn = &*k.function;
   // One device buffer per tensor name (two arguments naming one tensor
   // share it, as in the evaluator).
   std::map<std::string, cuda::DeviceBuffer> buffers;
@@ -242,8 +261,10 @@ KernelRun run_kernel(const cuda::Gpu& gpu, const Prepared& k, const TrialInputs&
   cuda::LaunchResult lr = cuda::launch(*fn, cfg, args, opts);
   r.seconds = lr.seconds;
   r.context_lost = lr.context_lost;
+  r.timed_out = lr.timed_out;
   if (!lr.ok) {
     r.error = k.role + ": " + lr.message;
+    if (lr.timed_out) leak_after_hang(std::move(buffers));
     return r;
   }
   for (auto& [name, buf] : buffers) {
@@ -454,6 +475,14 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
           r.message = r.trials.back().error;
           if (a.context_lost || b.context_lost)
             r.message += " (the GPU context is lost after such a fault: the other trials did not run)";
+          if (a.timed_out || b.timed_out) {
+            r.message += " (the other trials did not run; tileverify check finds why a kernel waits forever)";
+            leak_after_hang(std::move(ref.module));
+            leak_after_hang(std::move(ref.function));
+            leak_after_hang(std::move(opt.module));
+            leak_after_hang(std::move(opt.function));
+            leak_after_hang(std::move(*gpu));
+          }
           return r;
         }
         std::uint64_t hazards = 0;
@@ -475,8 +504,8 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
           t.outputs.push_back(std::move(o));
         }
         if (kind.stress && hazards && first_hazard.empty())
-          first_hazard = "trial \"" + t.name + "\": the optimized kernel gives NaN or Inf in " + std::to_string(hazards) +
-                         " elements where the reference is finite";
+          first_hazard = "the optimized kernel gives NaN or Inf in " + std::to_string(hazards) +
+                         " elements where the reference is finite (trial \"" + t.name + "\")";
         r.trials.push_back(std::move(t));
       }
     if (!first_differ.empty()) {
