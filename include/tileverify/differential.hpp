@@ -79,6 +79,10 @@ struct ReplayReport {
   std::uint64_t element = 0;
   double ref_value = 0, opt_value = 0;  // the float outputs there
   bool differs = false;                 // ref_value and opt_value differ beyond the tolerance
+  // The mismatch is an element one kernel never writes: no counterexample
+  // values, so the run used uniform random inputs (the element stays NaN
+  // in the kernel that does not write it).
+  bool one_sided = false;
   std::uint64_t elements = 0, differing = 0;  // over the whole output
   std::string device;
   std::string text() const;   // lines for the equivalence report

@@ -540,7 +540,7 @@ std::string ReplayReport::text() const {
     os << "  on the GPU: not replayed (" << error << ")\n";
     return os.str();
   }
-  os << "  on the GPU (" << device << "), the counterexample in float: " << output << "[" << element << "]: ref "
+  os << "  on the GPU (" << device << "), " << (one_sided ? "on random inputs (an element one kernel never writes; NaN: not written)" : "the counterexample in float") << ": " << output << "[" << element << "]: ref "
      << num(ref_value) << ", opt " << num(opt_value) << (differs ? " (they differ" : " (equal within the tolerance");
   os << "; " << differing << " of " << elements << " elements of " << output << " differ)\n";
   return os.str();
@@ -553,10 +553,6 @@ ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, i
   try {
     if (!spec.ref || !spec.opt) {
       r.error = "the spec has no ref and opt";
-      return r;
-    }
-    if (mismatch.inputs.empty()) {
-      r.error = "the mismatch has no input values (an element only one kernel writes)";
       return r;
     }
     Prepared ref, opt;
@@ -573,8 +569,11 @@ ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, i
     r.device = gpu->limits().name;
     // The initial bytes as a trial makes them (outputs NaN-filled, inits
     // kept), then the counterexample's values over the inputs.
+    // An element only one kernel writes has no counterexample values: any
+    // inputs show it (uniform ones; the element stays NaN where unwritten).
     TrialKind zero{"counterexample", false, oracle::InputSpec{}};
-    zero.spec.lo = zero.spec.hi = 0;
+    if (!mismatch.inputs.empty()) zero.spec.lo = zero.spec.hi = 0;
+    r.one_sided = mismatch.inputs.empty();
     TrialInputs in;
     r.error = make_inputs({&ref, &opt}, zero, 1, &in);
     if (!r.error.empty()) return r;
