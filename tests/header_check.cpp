@@ -12,4 +12,5 @@
 #include "tileverify/oracle.hpp"
 #include "tileverify/payload.hpp"
 #include "tileverify/rational.hpp"
+#include "tileverify/testing.hpp"
 #include "tileverify/tileverify.hpp"

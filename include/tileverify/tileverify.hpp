@@ -12,6 +12,7 @@
 #include "tileverify/program.hpp"
 #include "tileverify/expr.hpp"
 #include "tileverify/rational.hpp"
+#include "tileverify/testing.hpp"
 
 namespace tileverify {
 constexpr const char* version = "0.1.0";

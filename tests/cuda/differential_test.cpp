@@ -4,6 +4,7 @@
 // the softmax whose max became a min (equivalent over the reals) is a float
 // hazard.
 #include "tileverify/differential.hpp"
+#include "tileverify/testing.hpp"
 
 #include "tileverify/cuda.hpp"
 
@@ -85,4 +86,20 @@ TEST_CASE("replay: a counterexample of the proof runs on the GPU, or says why it
   CHECK(r.output == proof.mismatch->output);
   CHECK(r.differs);  // the kernels differ in float too, at the element the proof names
   CHECK(r.differing > 0);
+}
+
+TEST_CASE("testing.hpp: a verdict other than the expected one fails with both names and the report") {
+  const Verification wrong = verify_equivalent(example("softmax/online_norescale.json"));
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.verdict == Outcome::NotEquivalent);
+  CHECK(wrong.explanation.rfind("expected equivalent, got not_equivalent\n", 0) == 0);
+  CHECK(wrong.explanation.find("first differing output") != std::string::npos);
+  const Verification right = verify_verdict(example("softmax/online_norescale.json"), Outcome::NotEquivalent);
+  CHECK(right.ok);
+  const Verification missing = verify_equivalent(example("softmax/no_such_spec.json"));
+  CHECK_FALSE(missing.ok);
+  CHECK(missing.explanation.find("does not load") != std::string::npos);
+  const Verification gpu = verify_on_gpu(example("softmax/online.json"));
+  CHECK(gpu.ok);  // agrees on a GPU; without one, skipped (and ok)
+  CHECK(gpu.skipped == (cuda::device_count() == 0));
 }
