@@ -37,6 +37,12 @@ struct DifferentialOptions {
   double timeout_seconds = 10;
   // Tolerances per output dtype; none: oracle::default_tolerance.
   std::optional<oracle::Tolerance> tolerance;
+  // Also measure both kernels against the exact reference: the reference
+  // kernel run symbolically over the whole grid (a spec with "ctas": "all"),
+  // its outputs evaluated with MPFR on each trial's inputs, so each kernel's
+  // float error is against the true value, not against the other kernel.
+  // Costs one symbolic run and an MPFR evaluation of every output per trial.
+  bool exact = false;
 };
 
 struct DifferentialTrial {
@@ -46,6 +52,8 @@ struct DifferentialTrial {
   struct Output {
     std::string name;        // the output tensor
     oracle::Comparison comparison;
+    // With DifferentialOptions::exact: each kernel against the exact value.
+    std::optional<oracle::ExactComparison> ref_exact{}, opt_exact{};
   };
   std::vector<Output> outputs;
   double ref_seconds = 0, opt_seconds = 0;  // kernel times
@@ -60,6 +68,7 @@ struct DifferentialReport {
   std::string message;   // one line: why this verdict
   std::string device;    // "NVIDIA H100 80GB HBM3"
   std::vector<DifferentialTrial> trials;
+  std::string exact_note;  // with exact: why there is no exact reference, when there is none
   std::string text() const;  // the human-readable report
   std::string json() const;
   int exit_code() const;     // 0 agree, 1 differ or hazard, 3 no GPU, 4 error

@@ -460,6 +460,10 @@ int main(int argc, char** argv) {
   test->add_option_function<std::string>("--trials", into(trials_text), "input sets of each kind, 1 to 1000 (default 2)")->type_name("N");
   test->add_option_function<std::string>("--seed", into(seed_text), "seed of the first input set (default 1)")->type_name("S");
   test->add_flag("--no-stress", no_stress, "only ordinary inputs (no large magnitudes, no special values)");
+  bool exact = false;
+  test->add_flag("--exact", exact,
+                 "also measure both kernels against the exact reference (the reference run symbolically, evaluated "
+                 "with MPFR on each trial's inputs); needs \"ctas\": \"all\"");
   std::optional<std::string> rel_text, abs_text;
   test->add_option_function<std::string>("--rel", into(rel_text),
                                          "relative tolerance of every output (default: per dtype, docs/oracles.md); "
@@ -517,6 +521,7 @@ int main(int argc, char** argv) {
     options.seed = seed;
     options.trials_per_kind = unsigned(trials);
     options.stress = !no_stress;
+    options.exact = exact;
     options.device = int(device);
     if (rel_text || abs_text) {
       oracle_tolerance.rel = rel;

@@ -5,6 +5,9 @@
 
 #include "tileverify/cuda.hpp"
 
+#include "../equiv/grid.hpp"
+
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -280,6 +283,33 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
   return r;
 }
 
+// The exact reference (DifferentialOptions::exact): the reference kernel's
+// outputs as expressions over its inputs, from a symbolic run of the whole
+// grid.
+struct ExactReference {
+  ExprContext ctx;
+  std::map<std::string, std::vector<std::optional<Expr>>> outputs;
+};
+
+std::unique_ptr<ExactReference> exact_reference(const Spec& spec, const Prepared& ref, std::string* why) {
+  if (!spec.all_ctas) {
+    *why = "the exact reference needs a spec with \"ctas\": \"all\" (the GPU runs the whole grid)";
+    return nullptr;
+  }
+  auto e = std::make_unique<ExactReference>();
+  SymbolicDomain dom(e->ctx);
+  RunLimits limits;
+  limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  limits.max_memory_bytes = default_memory_budget();
+  internal::GridRun<Expr> g = internal::run_grid(ref.program, ref.launch, dom, limits, false);
+  if (!g.diagnostics.empty()) {
+    *why = "the reference's symbolic run stopped: " + g.diagnostics.front().message;
+    return nullptr;
+  }
+  e->outputs = std::move(g.outputs);
+  return e;
+}
+
 // Elements where the reference is finite and the output is not: what a
 // stress trial reports as a hazard of the optimized kernel.
 std::uint64_t nonfinite_where_finite(DType t, const std::vector<std::uint8_t>& ref, const std::vector<std::uint8_t>& out) {
@@ -350,6 +380,7 @@ std::string DifferentialReport::text() const {
   static const char* heading[] = {"AGREE", "DIFFER", "FLOAT HAZARD", "ERROR", "NO GPU"};
   os << heading[int(verdict)] << ": " << message << "\n";
   if (!device.empty()) os << "  device: " << device << "\n";
+  if (!exact_note.empty()) os << "  exact reference: none (" << exact_note << ")\n";
   for (const DifferentialTrial& t : trials) {
     os << "  trial " << t.name << (t.stress ? " (stress)" : "") << ": ";
     if (!t.error.empty()) {
@@ -373,6 +404,16 @@ std::string DifferentialReport::text() const {
         }
       if (c.measured) os << "; max rel error " << num(c.max_rel_error) << ", max " << num(c.max_ulps) << " ulps";
       os << "\n";
+      for (const auto& [who, e] : {std::make_pair("ref", &o.ref_exact), std::make_pair("opt", &o.opt_exact)}) {
+        if (!*e) continue;
+        const oracle::ExactComparison& x = **e;
+        os << "      " << who << " against the exact value: max " << num(x.max_ulps) << " ulps (mean " << num(x.mean_ulps)
+           << "), " << x.correctly_rounded << " of " << x.measured << " correctly rounded";
+        for (std::size_t h = 1; h < oracle::kHazards; ++h)
+          if (x.counts[h] && oracle::Hazard(h) != oracle::Hazard::Unwritten)
+            os << ", " << x.counts[h] << " " << oracle::hazard_name(oracle::Hazard(h));
+        os << "\n";
+      }
       if (c.passed()) continue;
       std::size_t shown = 0;
       for (const oracle::ElementReport& e : c.worst) {
@@ -450,6 +491,11 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
       }
     }
     std::string first_differ, first_hazard;
+    std::unique_ptr<ExactReference> exact;
+    if (options.exact) {
+      exact = exact_reference(spec, ref, &why);
+      if (!exact) r.exact_note = why;
+    }
     for (const TrialKind& kind : kinds)
       for (unsigned j = 0; j < options.trials_per_kind; ++j) {
         const std::uint64_t seed = options.seed + j;
@@ -495,6 +541,23 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
           oracle::CompareOptions co;
           co.tolerance = options.tolerance;
           DifferentialTrial::Output o{name, oracle::compare_bytes(dt, bytes, other->second, co)};
+          if (exact) {
+            auto xs = exact->outputs.find(name);
+            if (xs != exact->outputs.end()) {
+              oracle::InputValues values;
+              for (const LaunchArg& la : ref.launch.args) {
+                const TensorArg* ta = tensor_of(la);
+                if (ta && (ta->role == Role::In || ta->role == Role::InOut || ta->init == TensorInit::Input))
+                  values[ta->name] = oracle::decode_all(ta->dtype, in.tensors.at(ta->name));
+              }
+              for (const auto& [sname, v] : in.scalars) values[sname] = {v};
+              const oracle::ExactResult er = oracle::exact_values(exact->ctx, xs->second, values);
+              if (er.error.empty()) {
+                o.ref_exact = oracle::measure(dt, oracle::decode_all(dt, bytes), er.values);
+                o.opt_exact = oracle::measure(dt, oracle::decode_all(dt, other->second), er.values);
+              }
+            }
+          }
           hazards += nonfinite_where_finite(dt, bytes, other->second);
           if (!o.comparison.passed() && first_differ.empty() && !kind.stress)
             first_differ = "trial \"" + t.name + "\": " + name + " differs in " +

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 using namespace tileverify;
@@ -102,4 +103,25 @@ TEST_CASE("testing.hpp: a verdict other than the expected one fails with both na
   const Verification gpu = verify_on_gpu(example("softmax/online.json"));
   CHECK(gpu.ok);  // agrees on a GPU; without one, skipped (and ok)
   CHECK(gpu.skipped == (cuda::device_count() == 0));
+}
+
+TEST_CASE("gpu: with the exact reference, each kernel's float error is measured against the true values") {
+  if (!have_gpu()) return;
+  DifferentialOptions o;
+  o.exact = true;
+  o.trials_per_kind = 1;
+  const DifferentialReport r = differential_test(spec_at(example("sized/gemm_tiled.sizes.json")), o);
+  INFO(r.text());
+  CHECK(r.verdict == DifferentialVerdict::Agree);
+  CHECK(r.exact_note.empty());
+  REQUIRE(!r.trials.empty());
+  REQUIRE(!r.trials[0].outputs.empty());
+  const auto& out = r.trials[0].outputs[0];
+  REQUIRE(out.ref_exact.has_value());
+  REQUIRE(out.opt_exact.has_value());
+  CHECK(out.ref_exact->measured == out.comparison.elements);
+  CHECK(out.opt_exact->measured == out.comparison.elements);
+  CHECK(std::isfinite(out.ref_exact->max_ulps));
+  CHECK(out.ref_exact->correctly_rounded > 0);  // some of a 20-term f32 dot product's results are correctly rounded
+  CHECK(out.opt_exact->count(oracle::Hazard::NanOutput) == 0);
 }
