@@ -17,6 +17,7 @@
 #include "swizzle.hpp"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -417,12 +418,16 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
   };
   bool loops = false;
   std::uint32_t q = pc + 1;
+  // The instructions executed on the way back, in order, and which of them
+  // computed a value the result does not decide (unknown).
+  std::vector<std::pair<std::uint32_t, bool>> path;
   for (int steps = 0; steps < 16 && q < p_.code.size(); ++steps) {
     if (q == pc) {
       loops = true;
       break;
     }
     const Instr& in = p_.code[q];
+    if (in.op != Opcode::Bra) path.emplace_back(q, false);
     bool on = true;
     if (in.guard >= 0) {
       std::int64_t g = 0;
@@ -446,6 +451,7 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
       // only if a branch decides on it.
       if (in.dst.size() == 1 && pure_integer_op(in.op)) {
         known.erase(in.dst[0]);
+        path.back().second = true;
         ++q;
         continue;
       }
@@ -473,6 +479,7 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
       default:
         if (pure_integer_op(in.op)) {  // computed from the result, not followed here: unknown
           known.erase(in.dst[0]);
+          path.back().second = true;
           ++q;
         } else {
           q = std::uint32_t(p_.code.size());
@@ -481,6 +488,32 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
     }
     known[in.dst[0]] = r;
     ++q;
+  }
+  // Blocking until the phase completes is what the loop does only if every
+  // spin waits on the same barrier and parity: the wait's operands must not
+  // change around the loop. A register written on the way back is fine when
+  // recomputed from values the loop does not change (nvcc recomputes the
+  // barrier's address inside the loop), or from the result (false on every
+  // spin); one carried from the previous spin (a counter) may differ at the
+  // next wait.
+  if (loops) {
+    std::map<std::uint32_t, std::size_t> first_write;  // register -> index on the path
+    for (std::size_t i = 0; i < path.size(); ++i)
+      for (std::uint32_t d : p_.code[path[i].first].dst) first_write.emplace(d, i);
+    std::set<std::uint32_t> varying;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      const Instr& in = p_.code[path[i].first];
+      bool varies = false;
+      for (const Operand& o : in.src)
+        if (o.kind == Operand::Kind::Reg) {
+          auto w = first_write.find(o.index);
+          varies = varies || varying.count(o.index) || (w != first_write.end() && w->second >= i);
+        }
+      for (std::uint32_t d : in.dst)
+        if (varies) varying.insert(d);
+    }
+    for (const Operand& o : p_.code[pc].src)
+      if (o.kind == Operand::Kind::Reg && varying.count(o.index)) loops = false;
   }
   retry_wait_[pc] = loops ? 1 : 2;
   return loops;

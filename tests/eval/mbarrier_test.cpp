@@ -167,6 +167,25 @@ TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L), nvcc's selp / set
     INFO(r.text());
     CHECK(r.r.ok());
   }
+  // A loop whose next spin waits on another barrier (a counter carried
+  // around it picks the address) is no wait for one phase: its result
+  // decides a branch, which depends on the schedule.
+  const char* other_barrier_each_spin =
+      "  mov.u32 %r10, 0;\n"
+      "  mov.u32 %r12, 0;\n"
+      "L:\n"
+      "  and.b32 %r13, %r12, 1;\n"
+      "  shl.b32 %r14, %r13, 3;\n"
+      "  add.s32 %r15, %r2, %r14;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r15], %r10;\n"
+      "  add.s32 %r12, %r12, 1;\n"
+      "  @!%p3 bra L;\n";
+  Run spin;
+  run(spin, kernel(kXY, kBarBuf, producer_consumer(other_barrier_each_spin)), xy(64, 32));
+  INFO(spin.text());
+  REQUIRE(!spin.r.ok());
+  CHECK(spin.r.diagnostics.back().kind == DiagKind::Race);
+  CHECK(contains(spin.r.diagnostics.back().message, "depends on the schedule"));
 }
 
 TEST_CASE("mbarrier: a random schedule gives the same clean run") {
