@@ -1,7 +1,8 @@
-// Machine<D>: Hopper's asynchronous world, for a CTA that is a cluster of
-// one: mbarrier objects (phases, arrivals, tx-counts, waits), TMA and bulk
-// copies (cp.async.bulk{.tensor}), their bulk async-groups, barrier.cluster,
-// mapa and fence.proxy.async. docs/evaluator.md, "Asynchronous operations
+// Machine<D>: Hopper's asynchronous world: mbarrier objects (phases,
+// arrivals, tx-counts, waits), TMA and bulk copies (cp.async.bulk{.tensor},
+// multicast to the CTAs of a cluster), their bulk async-groups,
+// barrier.cluster and fence.proxy.async (what reaches across a cluster's
+// CTAs: machine_cluster.cpp). docs/evaluator.md, "Asynchronous operations
 // (sm_90)", explains the model; the PTX ISA sections are named where each
 // rule is applied.
 //
@@ -1011,8 +1012,8 @@ void Machine<D>::bulk_wait(std::uint32_t t, const Instr& in) {
 
 // ------------------------------------------------------------ barrier.cluster
 
-// barrier.cluster.arrive / wait with a cluster of one CTA: a split barrier
-// over the CTA's threads (PTX ISA, barrier.cluster: wait blocks until all
+// barrier.cluster.arrive / wait: a split barrier over the threads of the
+// run, every CTA of the cluster (PTX ISA, barrier.cluster: wait blocks until all
 // non-exited threads of the cluster have arrived; arrive has .release and
 // wait .acquire semantics by default). A thread's k-th wait completes once
 // every non-exited thread has arrived k + 1 times.
