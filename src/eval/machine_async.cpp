@@ -33,6 +33,27 @@ std::string dims_text(const std::vector<std::uint64_t>& v) {
   return s;
 }
 
+// Element idx of a TMA box at coord (innermost dimension first): whether it
+// lies inside the tensor, and then its byte offset in the tensor.
+bool box_element(const TensorMap& mp, const std::vector<std::int64_t>& coord, const std::vector<std::uint32_t>& idx,
+                 const std::vector<std::uint64_t>& stride, std::uint64_t* gbyte) {
+  bool inside = true;
+  *gbyte = 0;
+  for (std::size_t d = 0; d < coord.size(); ++d) {
+    const std::int64_t g = coord[d] + std::int64_t(idx[d]);
+    if (g < 0 || g >= std::int64_t(mp.dims[d]))
+      inside = false;
+    else
+      *gbyte += std::uint64_t(g) * stride[d];
+  }
+  return inside;
+}
+
+// The box element after idx, innermost dimension fastest.
+void next_box_index(const TensorMap& mp, std::vector<std::uint32_t>& idx) {
+  for (std::size_t d = 0; d < idx.size() && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
+}
+
 // Operations with no effect but their destination register.
 bool pure_integer_op(Opcode op) {
   switch (op) {
@@ -821,15 +842,8 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   const std::uint32_t ra = new_agent(t, false), wa = new_agent(t, true);
   std::vector<std::uint32_t> idx(dims, 0);
   for (std::uint64_t l = 0; l < total; ++l) {
-    bool inside = true;
     std::uint64_t gbyte = 0;
-    for (std::size_t d = 0; d < dims; ++d) {
-      const std::int64_t g = coord[d] + std::int64_t(idx[d]);
-      if (g < 0 || g >= std::int64_t(mp.dims[d]))
-        inside = false;
-      else
-        gbyte += std::uint64_t(g) * stride[d];
-    }
+    const bool inside = box_element(mp, coord, idx, stride, &gbyte);
     const std::int64_t sbyte = std::int64_t(swizzle_offset(std::uint64_t(s.offset) + l * esize, span));
     if (inside) {
       const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, false);
@@ -861,7 +875,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
         }
       }
     }
-    for (std::size_t d = 0; d < dims && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
+    next_box_index(mp, idx);
   }
   if (bulk_groups_.empty()) bulk_groups_.assign(n_, BulkGroups{});
   bulk_groups_[t].open.push_back(BulkOp{ra, wa});
@@ -883,15 +897,8 @@ void Machine<D>::tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_
   for (std::size_t d = 0; d < dims; ++d) total *= mp.box[d];
   std::vector<std::uint32_t> idx(dims, 0);
   for (std::uint64_t l = 0; l < total; ++l) {
-    bool inside = true;
     std::uint64_t gbyte = 0;
-    for (std::size_t d = 0; d < dims; ++d) {
-      const std::int64_t g = coord[d] + std::int64_t(idx[d]);
-      if (g < 0 || g >= std::int64_t(mp.dims[d]))
-        inside = false;
-      else
-        gbyte += std::uint64_t(g) * stride[d];
-    }
+    const bool inside = box_element(mp, coord, idx, stride, &gbyte);
     const std::int64_t sbyte = std::int64_t(swizzle_offset(std::uint64_t(s.offset) + l * esize, span));
     const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, true);
     Cell<V> v = make_cell(int_val(0), make_tag(pc));  // the OOB fill: zero bits are 0 in every format
@@ -920,7 +927,7 @@ void Machine<D>::tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_
         sm.cells[sc + j] = p[j];
       }
     }
-    for (std::size_t d = 0; d < dims && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
+    next_box_index(mp, idx);
   }
 }
 
