@@ -7,6 +7,8 @@
 
 #include "../equiv/grid.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -327,23 +329,6 @@ std::string num(double x) {
   return os.str();
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (std::uint8_t(c) < 0x20) {
-      o += ' ';
-    } else {
-      o += c;
-    }
-  }
-  return o;
-}
-
 }  // namespace
 
 const char* differential_verdict_name(DifferentialVerdict v) {
@@ -428,26 +413,27 @@ std::string DifferentialReport::text() const {
 }
 
 std::string DifferentialReport::json() const {
-  std::ostringstream os;
-  os << "{\"verdict\": \"" << differential_verdict_name(verdict) << "\", \"message\": \"" << json_escape(message)
-     << "\", \"device\": \"" << json_escape(device) << "\", \"trials\": [";
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    const DifferentialTrial& t = trials[i];
-    os << (i ? ", " : "") << "{\"name\": \"" << json_escape(t.name) << "\", \"stress\": " << (t.stress ? "true" : "false")
-       << ", \"passed\": " << (t.passed() ? "true" : "false") << ", \"error\": \"" << json_escape(t.error)
-       << "\", \"outputs\": [";
-    for (std::size_t j = 0; j < t.outputs.size(); ++j) {
-      const oracle::Comparison& c = t.outputs[j].comparison;
-      os << (j ? ", " : "") << "{\"name\": \"" << json_escape(t.outputs[j].name) << "\", \"elements\": " << c.elements;
+  // As Report::json: nlohmann's writer, bytes that are not UTF-8 replaced.
+  nlohmann::json j;
+  j["verdict"] = differential_verdict_name(verdict);
+  j["message"] = message;
+  j["device"] = device;
+  j["trials"] = nlohmann::json::array();
+  for (const DifferentialTrial& t : trials) {
+    nlohmann::json jt = {{"name", t.name}, {"stress", t.stress}, {"passed", t.passed()}, {"error", t.error}};
+    jt["outputs"] = nlohmann::json::array();
+    for (const DifferentialTrial::Output& o : t.outputs) {
+      const oracle::Comparison& c = o.comparison;
+      nlohmann::json jo = {{"name", o.name}, {"elements", c.elements}};
       for (std::size_t k = 0; k < oracle::kElementClasses; ++k)
-        os << ", \"" << oracle::element_class_name(oracle::ElementClass(k)) << "\": " << c.counts[k];
-      os << ", \"max_rel_error\": " << (std::isfinite(c.max_rel_error) ? num(c.max_rel_error) : "null")
-         << ", \"max_ulps\": " << (std::isfinite(c.max_ulps) ? num(c.max_ulps) : "null") << "}";
+        jo[oracle::element_class_name(oracle::ElementClass(k))] = c.counts[k];
+      jo["max_rel_error"] = std::isfinite(c.max_rel_error) ? nlohmann::json(c.max_rel_error) : nlohmann::json();
+      jo["max_ulps"] = std::isfinite(c.max_ulps) ? nlohmann::json(c.max_ulps) : nlohmann::json();
+      jt["outputs"].push_back(std::move(jo));
     }
-    os << "]}";
+    j["trials"].push_back(std::move(jt));
   }
-  os << "]}\n";
-  return os.str();
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 DifferentialReport differential_test(const Spec& spec, const DifferentialOptions& options) {
