@@ -174,6 +174,9 @@ struct ReportStats {
   double parse_seconds = 0, eval_seconds = 0, decide_seconds = 0;
   RunStats ref, opt;
   std::size_t outputs_compared = 0, proved = 0;
+  // "ctas": "all" by CTA classes: the distinct comparisons the output
+  // elements came down to (0: none made that way).
+  std::size_t comparisons = 0;
   unsigned trials = 0;  // check_payloads: random inputs run
 };
 
@@ -190,6 +193,16 @@ struct ContractScan {
   double seconds = 0;             // the scan's time (part of ReportStats::eval_seconds)
 };
 
+// A whole grid ("ctas": "all") checked by CTA classes (docs/reports.md, "CTA
+// classes"): the CTAs of one kernel's grid that one representative's run
+// stands for.
+struct CtaClassSummary {
+  std::string kernel;  // as the report names it ("opt (name)")
+  Dim3 representative;
+  std::uint64_t ctas = 0;  // in the class, the representative included
+  Dim3 low, high;          // the box of the class's CTA indices
+};
+
 struct Report {
   Outcome verdict = Outcome::Error;
   std::vector<Diagnostic> diagnostics;  // races, deadlocks, ... (with which kernel in `message`)
@@ -199,6 +212,9 @@ struct Report {
   std::optional<Mismatch> mismatch;     // for NotEquivalent (and Unknown: the first undecided element)
   std::string error;                    // for Error: what was wrong with the input
   std::vector<ContractScan> contract_scans;  // kernels with TMA copies, one CTA checked
+  std::vector<CtaClassSummary> cta_classes;  // "ctas": "all" checked by CTA classes
+  // "ctas": "all" run CTA by CTA although classes were asked for: why.
+  std::string cta_classes_unused;
   ReportStats stats;
   std::string text() const;  // for people: the verdict first, then the evidence
   std::string json() const;  // {"verdict": ..., "diagnostics": [...], "counterexample": {...}, "stats": {...}}
@@ -248,6 +264,9 @@ struct RunLimits {
   std::function<void(std::uint64_t done, std::uint64_t total)> grid_progress;
   // RunOptions::strict for every run; a spec's "strict": true turns it on too.
   bool strict = false;
+  // "ctas": "all": run one CTA per class of CTAs that run the same code on
+  // translated data (docs/architecture.md, "CTA classes"); off: every CTA.
+  bool cta_classes = true;
 };
 
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or

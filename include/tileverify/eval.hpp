@@ -217,6 +217,8 @@ struct Diagnostic {
   std::string text() const;            // the full human-readable report
 };
 
+class CtaAffineLog;  // src/eval/cta_affine.hpp (internal)
+
 struct RunOptions {
   std::optional<std::uint64_t> random_schedule;  // seed; none: round-robin
   bool check_races = true;
@@ -238,6 +240,9 @@ struct RunOptions {
   // error, as in GPUVerify: barrier divergence stops the run, unordered
   // writes of the same value are races. Off: both are notes.
   bool strict = false;
+  // Internal (CTA classes): the run records how it moves with the CTA index
+  // into this log. Null: not recorded.
+  CtaAffineLog* cta_affine = nullptr;
 };
 
 struct RunStats {

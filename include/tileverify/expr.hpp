@@ -21,6 +21,8 @@
 #include "tileverify/rational.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -224,6 +226,14 @@ class ExprContext {
   // it is sized on first use and kept by the caller across calls, so that
   // importing a few outputs of a large context costs what they hold.
   void import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map);
+
+  // `roots` with every input symbol of tensor T (integer or not) replaced by
+  // the symbol of element index + shift(T) of T, as built here: a renaming of
+  // the inputs, which keeps every identity (CTA classes use it to carry one
+  // CTA's outputs to another's). None when a new index leaves [0, 2^32).
+  // shift is asked once per tensor.
+  std::optional<std::vector<Expr>> shift_symbols(const std::vector<Expr>& roots,
+                                                 const std::function<std::int64_t(const std::string&)>& shift);
 
   // All distinct Symbol nodes reachable from the given roots, in handle order.
   std::vector<Expr> symbols_of(const std::vector<Expr>& roots) const;

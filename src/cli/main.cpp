@@ -407,6 +407,7 @@ int main(int argc, char** argv) {
   bool as_json = false;
   bool quiet = false;
   bool strict = false;
+  bool no_symmetry = false;
   const std::string timeout_help =
       "seconds for the whole check (reading, running, deciding); past it the check ends as unknown (exit 3). "
       "Default 300; 0: no limit; at most 1000000";
@@ -420,6 +421,9 @@ int main(int argc, char** argv) {
     sub->add_flag("--strict", strict,
                   "report what sm_70+ GPUs tolerate but the CUDA guide leaves undefined as unsafe (exit 2): barrier "
                   "divergence and unordered writes of the same value (default: notes in the report)");
+    sub->add_flag("--no-symmetry", no_symmetry,
+                  "with \"ctas\": \"all\", run every CTA of the grid instead of one per class of CTAs that run the "
+                  "same code on translated data (slower; the verdict is the same)");
     sub->add_option_function<std::string>("--cta", into(cta), "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
         ->type_name("x,y,z");
     sub->add_option_function<std::string>("--timeout", into(timeout_text), timeout_help)->type_name("SECONDS");
@@ -570,6 +574,7 @@ int main(int argc, char** argv) {
       limits.deadline = deadline;
       limits.max_memory_bytes = max_memory;
       limits.grid_progress = grid_progress;
+      limits.cta_classes = !no_symmetry;
       // --timeout bounds the whole check, and also any one output.
       if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
       // Progress on stderr for checks that take a while: a line every 2 s.
@@ -601,6 +606,7 @@ int main(int argc, char** argv) {
     limits.deadline = deadline;
     limits.max_memory_bytes = max_memory;
     limits.grid_progress = grid_progress;
+    limits.cta_classes = !no_symmetry;
     return tileverify::check(spec, limits);
   };
 

@@ -189,6 +189,31 @@ std::string Report::text() const {
       os << "  " << source_names_in(mismatch->why) << "\n";
     }
   }
+  if (!cta_classes.empty()) {
+    // Per kernel: its classes, each with its representative and the box of its CTAs.
+    std::string kernel;
+    for (const CtaClassSummary& c : cta_classes) {
+      if (c.kernel != kernel) {
+        kernel = c.kernel;
+        std::size_t n = 0;
+        std::uint64_t ctas = 0;
+        for (const CtaClassSummary& d : cta_classes)
+          if (d.kernel == kernel) {
+            ++n;
+            ctas += d.ctas;
+          }
+        os << "  CTA classes of " << kernel << ": " << n << (n == 1 ? " class" : " classes") << " for " << ctas
+           << (ctas == 1 ? " CTA" : " CTAs") << "\n";
+      }
+      os << "    CTA (" << c.representative.x << "," << c.representative.y << "," << c.representative.z
+         << ") stands for " << c.ctas << (c.ctas == 1 ? " CTA" : " CTAs") << " (x " << c.low.x << "-" << c.high.x
+         << ", y " << c.low.y << "-" << c.high.y << ", z " << c.low.z << "-" << c.high.z << ")\n";
+    }
+    if (stats.comparisons)
+      os << "  " << stats.outputs_compared << " output elements, " << stats.comparisons
+         << " distinct comparisons after renaming\n";
+  }
+  if (!cta_classes_unused.empty()) os << "  CTA by CTA (no CTA classes): " << cta_classes_unused << "\n";
   if (verdict != Outcome::Error)
     os << "  time: parse " << stats.parse_seconds << " s, evaluate " << stats.eval_seconds << " s, decide "
      << stats.decide_seconds << " s\n";
@@ -242,6 +267,17 @@ std::string Report::json() const {
     }
     j["launch_contract"] = scans;
   }
+  if (!cta_classes.empty()) {
+    nlohmann::json classes = nlohmann::json::array();
+    for (const CtaClassSummary& c : cta_classes)
+      classes.push_back({{"kernel", c.kernel},
+                         {"representative", {c.representative.x, c.representative.y, c.representative.z}},
+                         {"ctas", c.ctas},
+                         {"low", {c.low.x, c.low.y, c.low.z}},
+                         {"high", {c.high.x, c.high.y, c.high.z}}});
+    j["cta_classes"] = classes;
+  }
+  if (!cta_classes_unused.empty()) j["cta_classes_unused"] = cta_classes_unused;
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;
@@ -270,6 +306,7 @@ std::string Report::json() const {
                 {"decide_seconds", stats.decide_seconds},
                 {"outputs_compared", stats.outputs_compared},
                 {"proved", stats.proved},
+                {"comparisons", stats.comparisons},
                 {"ref_block_syncs", stats.ref.block_syncs},
                 {"ref_warp_syncs", stats.ref.warp_syncs},
                 {"opt_block_syncs", stats.opt.block_syncs},

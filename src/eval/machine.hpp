@@ -14,6 +14,8 @@
 #include "tileverify/eval.hpp"
 #include "tileverify/payload_domain.hpp"
 
+#include "cta_affine.hpp"
+#include "int_semantics.hpp"
 #include "memory.hpp"
 #include "warp_semantics.hpp"
 
@@ -50,6 +52,9 @@ struct Val {
   // undefined value); 0: none. Checked where it could change what the kernel
   // does (an output, an address, a branch).
   std::uint32_t sched = 0;
+  // How the integer moves with the CTA index (CtaAffineLog's id of its L;
+  // 0: it does not), in a run that records it (cta_affine.hpp).
+  std::uint32_t aff = 0;
 };
 
 struct Stop {
@@ -63,7 +68,8 @@ class Machine {
   using V = typename D::Value;
 
  public:
-  Machine(const Program& p, const Launch& l, D& d, const RunOptions& o) : p_(p), l_(l), d_(d), o_(o) {}
+  Machine(const Program& p, const Launch& l, D& d, const RunOptions& o)
+      : p_(p), l_(l), d_(d), o_(o), aff_(o.cta_affine) {}
 
   // Sets up, runs every thread to the end and collects the outputs
   // (run_program.cpp).
@@ -258,6 +264,7 @@ class Machine {
       case Operand::Kind::Special:
         v.kind = VKind::Int;
         v.i = special(t, Special(o.index));
+        if (__builtin_expect(aff_ != nullptr, 0)) v.aff = special_aff(Special(o.index));
         return v;
       case Operand::Kind::Buffer:
         v.kind = VKind::Ptr;
@@ -291,15 +298,7 @@ class Machine {
     fail(DiagKind::Unsupported, t, "missing operand");
   }
 
-  static std::int64_t wrap(std::int64_t v, DType t) {
-    std::size_t bits = dtype_bytes(t) * 8;
-    if (t == DType::Pred) return v != 0;
-    if (bits >= 64) return v;
-    std::uint64_t m = (std::uint64_t(1) << bits) - 1;
-    std::uint64_t u = std::uint64_t(v) & m;
-    if (dtype_is_signed(t) && (u >> (bits - 1))) u |= ~m;
-    return std::int64_t(u);
-  }
+  static std::int64_t wrap(std::int64_t v, DType t) { return wrap_int(v, t); }
 
   std::int64_t as_int(std::uint32_t t, const Val<V>& v, const char* what) {
     if (v.kind == VKind::Int) return v.i;
@@ -321,6 +320,7 @@ class Machine {
   V as_float(std::uint32_t t, const Val<V>& v, DType type) {
     if (v.kind == VKind::Float) return v.f;
     if (v.kind == VKind::Int) {  // raw bits of a float constant (mov.b32 %f, 0x3f800000)
+      if (__builtin_expect(v.aff != 0, 0)) affine_break(t, "the bits of a float depend on the CTA index");
       if (std::optional<V> x = from_bits(std::uint64_t(v.i), type)) return *x;
       fail(DiagKind::Unsupported, t, "an infinite or NaN float constant");
     }
@@ -354,6 +354,7 @@ class Machine {
   // An integer operand as a domain value (for arithmetic on integer data).
   V as_data(std::uint32_t t, const Val<V>& v, DType type, const char* what) {
     if (v.kind == VKind::Data) return v.f;
+    if (__builtin_expect(v.aff != 0, 0)) affine_break(t, "integer tensor data combined with the CTA index");
     return d_.constant(Rational(dtype_is_signed(type) ? wrap(as_int(t, v, what), type)
                                                       : std::int64_t(std::uint64_t(wrap(as_int(t, v, what), type)) & mask(type))));
   }
@@ -363,6 +364,7 @@ class Machine {
   struct Addr {
     std::uint32_t buf;
     std::int64_t offset;
+    std::uint32_t aff = 0;  // how the offset moves with the CTA index (Val::aff)
   };
 
   Addr address(std::uint32_t t, const Operand& o) {
@@ -374,14 +376,16 @@ class Machine {
       // pointer with bit operations, or wrote as a number): the shared
       // window maps it back to (buffer, offset). Only shared addresses are
       // concrete integers; a generic or global one is not modelled.
-      if (v.kind == VKind::Int && shared_operand(p_.code[pc_[t]], o))
+      if (v.kind == VKind::Int && shared_operand(p_.code[pc_[t]], o)) {
+        if (__builtin_expect(v.aff != 0, 0)) affine_break(t, "a .shared address depends on the CTA index");
         return window_addr(t, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0), &o);
+      }
       fail(DiagKind::NotStructured, t,
            v.kind == VKind::Int ? "an address that is an integer, not a pointer into a known buffer (a pointer "
                                        "a spec gives as null is the integer 0)"
                                 : "an address that depends on tensor data");
     }
-    const Addr a{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0)};
+    const Addr a{v.buf, v.i + (o.kind == Operand::Kind::Reg ? o.imm : 0), v.aff};
     if (__builtin_expect(ncta_ > 1, 0) && buf_rank_[a.buf] != kNone && buf_rank_[a.buf] != t / nb_)
       remote_access(t, o, buf_rank_[a.buf]);
     return a;
@@ -399,6 +403,7 @@ class Machine {
     const std::int64_t byte = a.offset + std::int64_t(k * width);
     if (byte & std::int64_t(width - 1)) misaligned(t, m, byte, width);
     if (byte < 0 || std::uint64_t(byte) + width > m.bytes) out_of_bounds(t, m, byte, width, write);
+    if (__builtin_expect(aff_ != nullptr, 0)) affine_access(t, a, m, byte, width);
     const std::size_t c = std::size_t(byte) >> m.gshift;
     return m.per_thread ? std::size_t(t) * m.ncells + c : c;
   }
@@ -576,16 +581,62 @@ class Machine {
     d.sched = 0;
   }
 
+  // ------------------------------------------------------------ CTA classes
+  // How values move with the CTA index, in a run that records it
+  // (cta_affine.hpp; machine_affine.cpp).
+  std::uint32_t special_aff(Special s) {
+    switch (s) {
+      case Special::CtaidX: return aff_->unit(0);
+      case Special::CtaidY: return aff_->unit(1);
+      case Special::CtaidZ: return aff_->unit(2);
+      default: return 0;
+    }
+  }
+  // The run can no longer stand for other CTAs: the log keeps why, and
+  // nothing more is recorded.
+  void affine_break(std::uint32_t t, const std::string& why) {
+    if (!aff_) return;
+    aff_->break_at(t == kNone ? kNone : pc_[t], why);
+    aff_ = nullptr;
+  }
+  // out = in(x) for integer operands x with moves l (n of them): out.aff,
+  // and what must hold in another CTA.
+  void affine_int(std::uint32_t t, const Instr& in, const std::int64_t* x, const std::uint32_t* l, std::size_t n,
+                  Val<V>& out);
+  // *out = a ± b (a pointer's offset moved by an integer's).
+  void affine_move(std::uint32_t a, std::uint32_t b, bool subtract, std::uint32_t* out) {
+    if (!aff_->add(a, b, out, subtract)) aff_ = nullptr;
+  }
+  // A product x·y = p (moves la, lb) added to a pointer whose move is *out.
+  void affine_product(std::uint32_t t, const Instr& in, std::int64_t x, std::int64_t y, std::uint32_t la,
+                      std::uint32_t lb, std::int64_t p, std::uint32_t* out);
+  void affine_access(std::uint32_t t, const Addr& a, const Memory<V>& m, std::int64_t byte, std::size_t width);
+  // Operands of an instruction that is no ALU operation or plain access
+  // (a barrier, a shuffle, an atomic, ...): none may move with the CTA index,
+  // except its addresses.
+  void affine_operands(std::uint32_t t, const Instr& in);
+  // The opcodes step() runs itself rather than through the ALU (compute).
+  static bool steps_itself(Opcode op) {
+    switch (op) {
+      case Opcode::Bar: case Opcode::WarpSync: case Opcode::Shfl: case Opcode::Vote: case Opcode::Redux:
+      case Opcode::Mma: case Opcode::LdMatrix: case Opcode::WmmaLoad: case Opcode::WmmaMma: case Opcode::WmmaStore:
+      case Opcode::ElectSync: case Opcode::StMatrix: case Opcode::WgmmaFence: case Opcode::WgmmaCommit:
+      case Opcode::WgmmaWait: case Opcode::WgmmaMma: case Opcode::MbarInit: case Opcode::MbarArrive:
+      case Opcode::MbarTx: case Opcode::MbarWait: case Opcode::MbarInval: case Opcode::TmaLoad:
+      case Opcode::TmaStore: case Opcode::BulkCopy: case Opcode::BulkCommit: case Opcode::BulkWait:
+      case Opcode::ClusterBar: case Opcode::Mapa: case Opcode::Atom: case Opcode::Trap: case Opcode::CpAsync:
+      case Opcode::CpAsyncCommit: case Opcode::CpAsyncWait: return true;
+      default: return false;
+    }
+  }
+
   // ------------------------------------------------------------ arithmetic
   // Integer, float and integer-data operations (machine_arith.cpp); the
   // float operations here are shared with the symbolic memo.
   void compute(std::uint32_t t, const Instr& in);
   bool compare_pointers(std::uint32_t t, const Instr& in, const Val<V>& a, const Val<V>& b);
 
-  static std::uint64_t mask(DType t) {
-    std::size_t bits = dtype_bytes(t) * 8;
-    return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
-  }
+  static std::uint64_t mask(DType t) { return int_mask(t); }
 
   // compute alone calls float_op and int_op, and int_op alone data_op: they
   // are inlined into it, as the compiler did while the machine was one file
@@ -883,6 +934,7 @@ class Machine {
   const Launch& l_;
   D& d_;
   RunOptions o_;
+  CtaAffineLog* aff_;  // o_.cta_affine until the log breaks, then null
   std::uint32_t n_ = 0, r_ = 0;
   std::vector<Val<V>> regs_;
   // The domain value of each float immediate of the program, made on first

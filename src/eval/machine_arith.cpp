@@ -91,11 +91,14 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
         // integer-to-integer conversions keep the value (no wraparound).
         out = dtype_is_float(ty) ? float_val(a.f) : a;
       } else if (dtype_is_float(ty)) {
+        if (__builtin_expect(a.aff != 0, 0)) affine_break(t, "a float computed from the CTA index");
         out = float_val(d_.constant(Rational(as_int(t, a, "an int-to-float conversion"))));
       } else if (dtype_is_float(in.src_type)) {
         fail(DiagKind::NotStructured, t, "a float-to-int conversion of tensor data");
       } else {
-        out = int_val(wrap(wrap(as_int(t, a, "a conversion"), in.src_type), ty));
+        const std::int64_t x = as_int(t, a, "a conversion");
+        out = int_val(wrap(wrap(x, in.src_type), ty));
+        if (__builtin_expect(aff_ != nullptr, 0) && a.aff) affine_int(t, in, &x, &a.aff, 1, out);
       }
       break;
     }
@@ -110,6 +113,7 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
           fail(DiagKind::NotStructured, t, "an integer selected by tensor data");
         out = float_val(d_.select(p.cmp, p.f, p.g, as_float(t, a, ty), as_float(t, b, ty)));
       } else {
+        if (__builtin_expect(p.aff != 0, 0)) affine_break(t, "a selp predicate depends on the CTA index");
         out = as_int(t, p, "a selp predicate") ? a : b;
       }
       break;
@@ -128,12 +132,23 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
         out.g = as_data(t, b, ty, "a comparison");
       } else if (a.kind == VKind::Ptr || b.kind == VKind::Ptr) {
         out = int_val(compare_pointers(t, in, a, b));
+        if (__builtin_expect(aff_ != nullptr, 0) && (a.aff | b.aff)) {
+          if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && a.buf == b.buf) {
+            const std::int64_t xs[2] = {a.i, b.i};
+            const std::uint32_t ls[2] = {a.aff, b.aff};
+            aff_->check(CtaAffineLog::Kind::PtrCompare, pc_[t], 2, xs, ls, out.i, 0);
+            if (aff_->broken()) aff_ = nullptr;
+          } else {
+            affine_break(t, "a pointer comparison that depends on the CTA index");
+          }
+        }
       } else {
-        std::int64_t x = as_int(t, a, "a comparison"), y = as_int(t, b, "a comparison");
-        bool r = dtype_is_signed(ty) ? apply_cmp(in.cmp, x, y)
-                                      : apply_cmp(in.cmp, std::uint64_t(wrap(x, ty)) & mask(ty),
-                                                  std::uint64_t(wrap(y, ty)) & mask(ty));
-        out = int_val(r);
+        std::int64_t xs[2] = {as_int(t, a, "a comparison"), as_int(t, b, "a comparison")};
+        out = int_val(int_compare(in.cmp, ty, xs[0], xs[1]));
+        if (__builtin_expect(aff_ != nullptr, 0) && (a.aff | b.aff)) {
+          const std::uint32_t ls[2] = {a.aff, b.aff};
+          affine_int(t, in, xs, ls, 2, out);
+        }
       }
       break;
     }
@@ -199,13 +214,17 @@ auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
   if (in.op == Opcode::Add || in.op == Opcode::Sub) {
     Val<V> b = operand(t, in.src[1]);
     if (a.kind == VKind::Ptr || b.kind == VKind::Ptr) {
-      if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && in.op == Opcode::Sub && a.buf == b.buf)
-        return int_val(a.i - b.i);
+      if (a.kind == VKind::Ptr && b.kind == VKind::Ptr && in.op == Opcode::Sub && a.buf == b.buf) {
+        Val<V> d = int_val(a.i - b.i);
+        if (__builtin_expect(aff_ != nullptr, 0) && (a.aff | b.aff)) affine_move(a.aff, b.aff, true, &d.aff);
+        return d;
+      }
       if (b.kind == VKind::Ptr && in.op == Opcode::Add) std::swap(a, b);
       if (a.kind != VKind::Ptr || b.kind == VKind::Ptr)
         fail(DiagKind::NotStructured, t, "arithmetic between two pointers");
       std::int64_t off = as_int(t, b, "a pointer offset");
       a.i = in.op == Opcode::Add ? a.i + off : a.i - off;
+      if (__builtin_expect(aff_ != nullptr, 0) && b.aff) affine_move(a.aff, b.aff, in.op == Opcode::Sub, &a.aff);
       return a;
     }
   }
@@ -215,14 +234,18 @@ auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
   if ((in.op == Opcode::Mad || in.op == Opcode::MadWide) && in.src.size() == 3) {
     Val<V> c = operand(t, in.src[2]);
     if (c.kind == VKind::Ptr) {
-      const std::int64_t x = as_int(t, a, "a pointer offset"), y = as_int(t, operand(t, in.src[1]), "a pointer offset");
+      const Val<V> b = operand(t, in.src[1]);
+      const std::int64_t x = as_int(t, a, "a pointer offset"), y = as_int(t, b, "a pointer offset");
+      std::int64_t p;
       if (in.op == Opcode::MadWide) {
         const bool sg = dtype_is_signed(ty);
-        c.i += sg ? wrap(x, ty) * wrap(y, ty)
-                  : std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(y, ty)) & mask(ty)));
+        p = sg ? wrap(x, ty) * wrap(y, ty)
+               : std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(y, ty)) & mask(ty)));
       } else {
-        c.i += x * y;
+        p = x * y;
       }
+      c.i += p;
+      if (__builtin_expect(aff_ != nullptr, 0) && (a.aff | b.aff)) affine_product(t, in, x, y, a.aff, b.aff, p, &c.aff);
       return c;
     }
   }
@@ -236,81 +259,28 @@ auto Machine<D>::int_op(std::uint32_t t, const Instr& in) -> Val<V> {
     const Val<V> v = operand(t, in.src[i]);
     return v.kind == VKind::Ptr ? window_int(t, v, "integer arithmetic") : as_int(t, v, "integer arithmetic");
   };
-  bool sg = dtype_is_signed(ty);
-  std::uint64_t ux = std::uint64_t(wrap(x, ty)) & mask(ty);
-  switch (in.op) {
-    case Opcode::Add: return int_val(wrap(x + y(1), ty));
-    case Opcode::Sub: return int_val(wrap(x - y(1), ty));
-    case Opcode::Mul: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1))), ty));
-    case Opcode::MulWide: {
-      std::int64_t b = y(1);
-      DType wide = sg ? DType::S64 : DType::U64;
-      if (sg) return int_val(wrap(wrap(x, ty) * wrap(b, ty), wide));
-      return int_val(std::int64_t((std::uint64_t(wrap(x, ty)) & mask(ty)) * (std::uint64_t(wrap(b, ty)) & mask(ty))));
-    }
-    case Opcode::MulHi: {
-      __extension__ typedef __int128 i128;
-      i128 p = sg ? i128(wrap(x, ty)) * i128(wrap(y(1), ty))
-                  : i128(ux) * i128(std::uint64_t(wrap(y(1), ty)) & mask(ty));
-      return int_val(wrap(std::int64_t(p >> (dtype_bytes(ty) * 8)), ty));
-    }
-    case Opcode::Mad: return int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y(1)) + std::uint64_t(y(2))), ty));
-    case Opcode::MadWide: {
-      DType wide = sg ? DType::S64 : DType::U64;
-      std::int64_t p = sg ? wrap(x, ty) * wrap(y(1), ty)
-                          : std::int64_t(ux * (std::uint64_t(wrap(y(1), ty)) & mask(ty)));
-      return int_val(wrap(p + y(2), wide));
-    }
-    case Opcode::Div:
-    case Opcode::Rem: {
-      std::int64_t b = y(1);
-      if (b == 0) fail(DiagKind::Unsupported, t, "integer division by zero");
-      if (sg) return int_val(wrap(in.op == Opcode::Div ? wrap(x, ty) / wrap(b, ty) : wrap(x, ty) % wrap(b, ty), ty));
-      std::uint64_t ub = std::uint64_t(wrap(b, ty)) & mask(ty);
-      return int_val(wrap(std::int64_t(in.op == Opcode::Div ? ux / ub : ux % ub), ty));
-    }
-    case Opcode::Min:
-    case Opcode::Max: {
-      std::int64_t b = y(1);
-      bool lt = sg ? wrap(x, ty) < wrap(b, ty) : ux < (std::uint64_t(wrap(b, ty)) & mask(ty));
-      bool take_x = in.op == Opcode::Min ? lt : !lt;
-      return int_val(wrap(take_x ? x : b, ty));
-    }
-    case Opcode::Bfi:
-    case Opcode::Bfe: {
-      std::size_t bits = dtype_bytes(ty) * 8;
-      std::int64_t pos = y(in.op == Opcode::Bfi ? 2 : 1) & 0xff, len = y(in.op == Opcode::Bfi ? 3 : 2) & 0xff;
-      if (pos >= std::int64_t(bits) || len == 0) return int_val(in.op == Opcode::Bfi ? wrap(y(1), ty) : 0);
-      if (pos + len > std::int64_t(bits)) len = std::int64_t(bits) - pos;
-      std::uint64_t field = len >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << len) - 1;
-      if (in.op == Opcode::Bfi) {
-        std::uint64_t b = std::uint64_t(y(1));
-        std::uint64_t r = (b & ~(field << pos)) | ((std::uint64_t(x) & field) << pos);
-        return int_val(wrap(std::int64_t(r), ty));
+  // The operation itself: int_semantics.hpp.
+  std::int64_t xs[4] = {x, 0, 0, 0};
+  const std::size_t n = std::min<std::size_t>(in.src.size(), 4);
+  for (std::size_t i = 1; i < n; ++i) xs[i] = y(i);
+  std::int64_t r = 0;
+  switch (int_apply(in, xs, &r)) {
+    case IntResult::Ok: {
+      Val<V> out = int_val(r);
+      if (__builtin_expect(aff_ != nullptr, 0)) {
+        std::uint32_t ls[4] = {a.aff, 0, 0, 0};
+        bool moves = a.aff != 0;
+        for (std::size_t i = 1; i < n; ++i) moves |= (ls[i] = operand(t, in.src[i]).aff) != 0;
+        if (moves) affine_int(t, in, xs, ls, n, out);
       }
-      std::uint64_t f = (ux >> pos) & field;
-      if (sg && (f >> (len - 1) & 1)) f |= ~field;  // sign-extend the field
-      return int_val(wrap(std::int64_t(f), ty));
+      return out;
     }
-    case Opcode::Neg: return int_val(wrap(-x, ty));
-    case Opcode::Abs: return int_val(wrap(x < 0 ? -x : x, ty));
-    case Opcode::And: return int_val(wrap(x & y(1), ty));
-    case Opcode::Or: return int_val(wrap(x | y(1), ty));
-    case Opcode::Xor: return int_val(wrap(x ^ y(1), ty));
-    case Opcode::Not: return int_val(ty == DType::Pred ? x == 0 : wrap(~x, ty));  // not.pred is logical
-    case Opcode::Shl: {
-      std::int64_t s = y(1);
-      return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : wrap(std::int64_t(std::uint64_t(x) << s), ty));
-    }
-    case Opcode::Shr: {
-      std::int64_t s = std::min<std::int64_t>(y(1), std::int64_t(dtype_bytes(ty) * 8) - 1 + (sg ? 0 : 1));
-      if (sg) return int_val(wrap(wrap(x, ty) >> s, ty));
-      return int_val(s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : std::int64_t(ux >> s));
-    }
-    default: break;
+    case IntResult::DivisionByZero: fail(DiagKind::Unsupported, t, "integer division by zero");
+    case IntResult::NotInteger: break;
   }
   fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " on integer type " + dtype_name(ty));
 }
+
 
 // Arithmetic on integer tensor data, over the integers: the ring
 // operations, min/max and shifts left by a known amount. Bit operations,

@@ -266,6 +266,8 @@ auto Machine<D>::read_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::si
     -> Val<V> {
   const std::size_t k = width >> m.gshift;
   for (std::size_t j = 0; j < k; ++j) check_read(t, m, c + j, pc);
+  for (std::size_t j = 0; j < k && aff_; ++j)
+    if (m.cells[c + j].aff) affine_break(t, "an integer that depends on the CTA index is read in pieces");
   for (std::size_t j = 0; j < k; ++j)
     if (m.cells[c + j].kind == VKind::Undef) {
       note_uninitialized(t, m, c + j);
@@ -278,8 +280,10 @@ template <class D>
 void Machine<D>::write_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, const Val<V>& v,
                             std::uint32_t pc) {
   const std::size_t k = width >> m.gshift;
+  if (v.aff) affine_break(t, "an integer that depends on the CTA index is stored in pieces");
   Cell<V> p[16];
   pieces(v, width, m.g, make_tag(pc), p);
+  for (std::size_t j = 0; j < k; ++j) p[j].aff = 0;
   for (std::size_t j = 0; j < k; ++j) check_write(t, m, c + j, pc, Access::Write, &p[j], p[j].tag & kSliceBits);
   for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
 }
@@ -360,8 +364,14 @@ void Machine<D>::load(std::uint32_t t, const Instr& in) {
       continue;
     }
     if (v.kind == VKind::Int) {
-      if (!dtype_is_float(in.type))
+      if (!dtype_is_float(in.type)) {
+        const std::int64_t x = v.i;
         v.i = wrap(v.i, in.type);  // memory holds the bytes: ld zero- or sign-extends them
+        if (__builtin_expect(v.aff != 0, 0) && aff_) {
+          aff_->check(CtaAffineLog::Kind::Wrap, pc, 1, &x, &v.aff, v.i, v.aff);
+          if (aff_->broken()) aff_ = nullptr;
+        }
+      }
       else if (!m.init.empty())
         v = float_val(as_float(t, v, in.type));  // module data holds bits: a float load reads a float
     }
@@ -399,6 +409,15 @@ void Machine<D>::store(std::uint32_t t, const Instr& in) {
     Val<V> v = operand(t, in.src[k]);
     if (v.kind == VKind::Int) {
       v.i = std::int64_t(std::uint64_t(v.i) & low_bytes(width));
+      if (__builtin_expect(v.aff != 0, 0) && aff_) {
+        // An output must not depend on the CTA index (its value would
+        // differ from CTA to CTA, not only its place); a value in shared or
+        // local memory may, while it keeps to the store's width.
+        if (m.space == Space::Global && !m.per_thread)
+          affine_break(t, "an integer that depends on the CTA index is stored to global memory");
+        else if (width < 8)
+          aff_->range(pc, v.aff, v.i, width == 4 ? DType::U32 : width == 2 ? DType::U16 : DType::U8);
+      }
     } else if (v.kind == VKind::Pair && width == 2) {
       v.kind = VKind::Float;
       v.g = V{};

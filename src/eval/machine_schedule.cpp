@@ -641,11 +641,27 @@ void Machine<D>::step(std::uint32_t t) {
                                                                             : reg(t, std::uint32_t(in.guard));
     if (g.kind == VKind::Cond) fail(DiagKind::NotStructured, t, "an instruction predicated on tensor data");
     if (g.sched) schedule_dependent(t, g.sched, "a branch or predicated instruction");
+    if (__builtin_expect(g.aff != 0, 0)) affine_break(t, "a guard predicate depends on the CTA index");
     bool on = as_int(t, g, "a guard predicate") != 0;
     if (on == in.guard_negated) {
       pc_[t] = pc + 1;
       return;
     }
+  }
+  switch (in.op) {
+    case Opcode::Bra:
+    case Opcode::Ret:
+    case Opcode::Ld:
+    case Opcode::St:
+    case Opcode::Fence:
+      break;
+    default:
+      // The instructions this switch runs itself (not the ALU's): their
+      // operands, in a run that records how values move with the CTA index.
+      if (__builtin_expect(aff_ != nullptr, 0) &&
+          steps_itself(in.op))
+        affine_operands(t, in);
+      break;
   }
   switch (in.op) {
     case Opcode::Bra:

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace tileverify {
 
@@ -884,6 +885,68 @@ void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>
   const std::uint32_t before = std::uint32_t(nodes_.size());
   std::vector<std::uint32_t> kids;
   for (std::uint32_t id : todo) map[id] = import_node(other, id, map, before, kids);
+}
+
+std::optional<std::vector<Expr>> ExprContext::shift_symbols(
+    const std::vector<Expr>& roots, const std::function<std::int64_t(const std::string&)>& shift) {
+  // The nodes below the roots, operands first (handle order).
+  std::vector<std::uint32_t> todo, stack;
+  std::vector<char> seen(nodes_.size(), 0);
+  for (Expr r : roots)
+    if (r.valid() && !seen[r.id]) {
+      seen[r.id] = 1;
+      stack.push_back(r.id);
+    }
+  while (!stack.empty()) {
+    const std::uint32_t id = stack.back();
+    stack.pop_back();
+    todo.push_back(id);
+    for (Expr c : children(Expr{id}))
+      if (!seen[c.id]) {
+        seen[c.id] = 1;
+        stack.push_back(c.id);
+      }
+  }
+  std::sort(todo.begin(), todo.end());
+  if (!unindexed_.empty()) index_unindexed();
+  std::vector<std::uint32_t> image(nodes_.size(), UINT32_MAX);  // node -> its image
+  std::unordered_map<std::uint32_t, std::int64_t> moves;         // name id -> shift
+  std::vector<std::uint32_t> kids;
+  for (const std::uint32_t id : todo) {
+    const Node n = nodes_[id];  // a copy: interning may move the table
+    if (n.op == Op::Symbol) {
+      auto m = moves.find(n.a);
+      if (m == moves.end()) m = moves.emplace(n.a, shift(names_[n.a])).first;
+      const std::int64_t to = std::int64_t(n.b) + m->second;
+      if (to < 0 || to > std::int64_t(UINT32_MAX - 1)) return std::nullopt;
+      image[id] = m->second == 0 ? id : intern_indexed(Op::Symbol, n.aux, nullptr, 0, n.a, std::uint32_t(to)).id;
+      continue;
+    }
+    if (n.n == 0) {
+      image[id] = id;  // constants, infinities, named values
+      continue;
+    }
+    // A renaming is one to one, so no operands become equal or like terms:
+    // the node is the same node on the images, its commutative operands
+    // sorted again (as import_node does).
+    kids.clear();
+    bool same = true;
+    for (std::uint32_t i = 0; i < n.n; ++i) {
+      const std::uint32_t k = kids_[n.a + i];
+      kids.push_back(image[k]);
+      same = same && kids.back() == k;
+    }
+    if (same) {
+      image[id] = id;
+      continue;
+    }
+    if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
+    image[id] = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
+  }
+  std::vector<Expr> out;
+  out.reserve(roots.size());
+  for (Expr r : roots) out.push_back(r.valid() ? Expr{image[r.id]} : r);
+  return out;
 }
 
 std::vector<Expr> ExprContext::symbols_of(const std::vector<Expr>& roots) const {

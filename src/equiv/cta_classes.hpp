@@ -1,0 +1,64 @@
+// CTA classes: a whole grid ("ctas": "all") checked by running one CTA per
+// class of CTAs that run the same trace translated (docs/architecture.md,
+// "CTA classes"; src/eval/cta_affine.hpp says when a CTA is in a class and
+// why that is sound). Not public.
+#pragma once
+
+#include "internal.hpp"
+
+#include "../eval/cta_affine.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tileverify::internal {
+
+struct CtaClass {
+  std::unique_ptr<CtaAffineLog> log;  // the representative's run: log->cta() is the representative
+  std::map<std::string, std::vector<std::optional<Expr>>> outputs;  // the representative's
+  std::map<std::string, std::vector<Touch>> touches;                 // the representative's
+  std::vector<Dim3> members;                                         // grid order; the representative first
+  // Per member: how many elements each global tensor moves (element_shifts).
+  std::vector<std::map<std::string, std::int64_t>> shifts;
+};
+
+// Which CTA of which class writes an element of an output: the element is
+// the representative's element `elem` moved by the member's shift.
+struct Cover {
+  static constexpr std::uint32_t kNoClass = UINT32_MAX;
+  std::uint32_t cls = kNoClass, member = 0;
+  std::uint64_t elem = 0;
+};
+
+struct KernelClasses {
+  std::vector<CtaClass> classes;
+  std::vector<Diagnostic> diagnostics, notes;  // of the representatives' runs
+  RunStats stats;
+  // Why the grid is to be run CTA by CTA instead (empty: it is not): a run
+  // that cannot stand for other CTAs, clusters, TMA, CTAs that touch each
+  // other's elements.
+  std::string fallback;
+  std::uint64_t grid_ctas = 0;
+  // Per output tensor, per element (spread).
+  std::map<std::string, std::vector<Cover>> covers;
+};
+
+// Runs kernel p over the grid of launch l one class at a time: the first CTA
+// no class holds yet runs (symbolically, into dom) and takes into its class
+// every later CTA its log carries to. Stops at the first run with a
+// diagnostic (in .diagnostics, its CTA named), or with .fallback set.
+KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const RunLimits& limits);
+
+// The element maps (.covers) of every output, and the test that no element
+// one CTA writes is touched by another (else .fallback: the grid run then
+// reports the race between them, exactly).
+void spread(const Program& p, const Launch& l, KernelClasses& k);
+
+// One line per class for reports: "CTA (0,0,0) and 960 more (x 0-30, y 0-30)".
+std::vector<CtaClassSummary> summarize(const KernelClasses& k, const std::string& kernel);
+
+}  // namespace tileverify::internal

@@ -1,0 +1,181 @@
+// Machine<D>: how integers move with the CTA index, in a run that records it
+// for CTA classes (cta_affine.hpp says what is recorded and why it is sound).
+#include "machine.hpp"
+
+namespace tileverify::machine {
+
+namespace {
+
+// Operations exact modulo 2^n: their result is v0 + L·(c - c0) as long as
+// that stays in the type's range (for mul, mad and shl: when the multiplier
+// does not move).
+bool ring_op(Opcode op) {
+  switch (op) {
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Neg:
+    case Opcode::Not:
+    case Opcode::Mul:
+    case Opcode::Mad:
+    case Opcode::Shl: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+template <class D>
+void Machine<D>::affine_int(std::uint32_t t, const Instr& in, const std::int64_t* x, const std::uint32_t* l,
+                            std::size_t n, Val<V>& out) {
+  if (!aff_) return;
+  CtaAffineLog& log = *aff_;
+  const std::uint32_t pc = pc_[t];
+  // The move of the result. `exact`: it is v0 + lr·(c - c0) in every CTA
+  // whose values stay in the ranges recorded (for the ring operations, and
+  // for those that read a moving operand at a type that holds it: the
+  // operand's range at that type is recorded too). Otherwise lr is a guess
+  // that a check decides per CTA (a comparison: the same outcome, lr = 0).
+  std::uint32_t lr = 0;
+  bool exact = ring_op(in.op);
+  bool ok = true;
+  const DType ty = in.type;
+  auto product = [&](std::uint32_t* into) {  // x0·x1's move, if one factor does not move
+    if (l[1] == 0) return log.scale(l[0], x[1], into);
+    if (l[0] == 0) return log.scale(l[1], x[0], into);
+    exact = false;  // a product of two moving values is no affine function: checked per CTA
+    *into = 0;
+    return true;
+  };
+  // Operand k, read at type t, holds its value there in every CTA of the class.
+  auto operand_in = [&](std::size_t k, DType t) {
+    if (l[k] != 0) log.range(pc, l[k], x[k], t, unsigned(k) + 1);
+  };
+  switch (in.op) {
+    case Opcode::Add: ok = log.add(l[0], l[1], &lr); break;
+    case Opcode::Sub: ok = log.add(l[0], l[1], &lr, true); break;
+    case Opcode::Neg:
+    case Opcode::Not: ok = log.scale(l[0], -1, &lr); break;
+    case Opcode::Mul: ok = product(&lr); break;
+    case Opcode::MulWide:
+    case Opcode::MadWide: {
+      // The factors are read at the instruction's type, the product is wide.
+      exact = true;
+      std::uint32_t p = 0;
+      ok = product(&p) && (in.op == Opcode::MulWide ? (lr = p, true) : log.add(p, n > 2 ? l[2] : 0, &lr));
+      operand_in(0, ty);
+      operand_in(1, ty);
+      break;
+    }
+    case Opcode::Mad: {
+      std::uint32_t p = 0;
+      ok = product(&p) && log.add(p, n > 2 ? l[2] : 0, &lr);
+      break;
+    }
+    case Opcode::Shl:
+      if (l[1] != 0 || x[1] < 0 || x[1] > 62) {
+        exact = false;
+      } else {
+        ok = log.scale(l[0], std::int64_t(1) << x[1], &lr);
+      }
+      break;
+    case Opcode::Shr:
+    case Opcode::Div: {
+      // Exact when the divisor divides every step: floor((v + k·q) / k) =
+      // floor(v / k) + q. shr rounds down at any sign and so does an
+      // unsigned division; a signed one rounds toward zero (checked).
+      const std::int64_t k = in.op == Opcode::Div ? x[1] : (x[1] >= 0 && x[1] < 63 ? std::int64_t(1) << x[1] : 0);
+      const CtaAffineLog::Vec& v = log.vec(l[0]);
+      if (l[1] == 0 && k > 0 && v[0] % k == 0 && v[1] % k == 0 && v[2] % k == 0) {
+        lr = log.intern(CtaAffineLog::Vec{v[0] / k, v[1] / k, v[2] / k});
+        exact = in.op == Opcode::Shr || !dtype_is_signed(ty);
+        if (exact) operand_in(0, ty);
+      }
+      break;
+    }
+    case Opcode::Or:
+    case Opcode::Xor: ok = log.add(l[0], l[1], &lr); break;  // of disjoint bits: an add
+    case Opcode::Min:
+    case Opcode::Max: lr = out.i == wrap(x[0], ty) ? l[0] : l[1]; break;
+    case Opcode::Abs: ok = log.scale(l[0], wrap(x[0], ty) < 0 ? -1 : 1, &lr); break;
+    case Opcode::Cvt:
+      // An integer conversion keeps the value while it fits both types.
+      lr = l[0];
+      exact = true;
+      operand_in(0, in.src_type);
+      break;
+    default: lr = 0; break;  // setp (the same outcome), rem, and, bfe, mul.hi: the same result
+  }
+  if (!ok) {
+    aff_ = nullptr;
+    return;
+  }
+  out.aff = lr;
+  if (exact) {
+    if (lr != 0) log.range(pc, lr, out.i, in.op == Opcode::MulWide || in.op == Opcode::MadWide
+                                             ? (dtype_is_signed(ty) ? DType::S64 : DType::U64)
+                                             : ty);
+  } else {
+    log.check(CtaAffineLog::Kind::Instr, pc, n, x, l, out.i, lr);
+  }
+  if (log.broken()) aff_ = nullptr;
+}
+
+template <class D>
+void Machine<D>::affine_product(std::uint32_t t, const Instr& in, std::int64_t x, std::int64_t y, std::uint32_t la,
+                                std::uint32_t lb, std::int64_t p, std::uint32_t* out) {
+  CtaAffineLog& log = *aff_;
+  std::uint32_t lp = 0;
+  bool ok = lb == 0 ? log.scale(la, y, &lp) : la == 0 ? log.scale(lb, x, &lp) : false;
+  if (!ok && !log.broken() && in.op != Opcode::MadWide) {
+    affine_break(t, "a pointer offset is a product of two values that depend on the CTA index");
+    return;
+  }
+  if (in.op == Opcode::MadWide) {
+    // The factors are read at the instruction's (narrow) type: whether that
+    // stays the same in another CTA is checked there.
+    const std::int64_t xs[2] = {x, y};
+    const std::uint32_t ls[2] = {la, lb};
+    log.check(CtaAffineLog::Kind::WideProduct, pc_[t], 2, xs, ls, p, lp);
+  }
+  if (log.broken() || !log.add(*out, lp, out)) aff_ = nullptr;
+}
+
+template <class D>
+void Machine<D>::affine_access(std::uint32_t t, const Addr& a, const Memory<V>& m, std::int64_t byte,
+                               std::size_t width) {
+  aff_->access(pc_[t], a.buf, m.name, m.space == Space::Global && !m.per_thread, m.bytes, m.unit, a.aff, byte, width);
+  if (aff_->broken()) aff_ = nullptr;
+}
+
+template <class D>
+void Machine<D>::affine_operands(std::uint32_t t, const Instr& in) {
+  switch (in.op) {
+    case Opcode::Ld:
+    case Opcode::St:
+    case Opcode::Bra:
+    case Opcode::Ret:
+    case Opcode::Fence:
+      return;  // addresses are checked where they are accessed (cell), stored values in store
+    default: break;
+  }
+  for (std::size_t i = 0; i < in.src.size(); ++i) {
+    const Operand& o = in.src[i];
+    if (o.kind != Operand::Kind::Reg) continue;
+    const Val<V>& v = reg(t, o.index);
+    if (in.op == Opcode::Atom && i == 0 && v.kind == VKind::Ptr && mem_[v.buf].space == Space::Global) {
+      affine_break(t, "an atomic on global memory (CTA classes do not merge atomics across CTAs)");
+      return;
+    }
+    // A pointer that moves is an address: its accesses are checked in cell.
+    if (v.aff != 0 && v.kind != VKind::Ptr) {
+      affine_break(t, std::string("an operand of ") + opcode_name(in.op) + " depends on the CTA index");
+      return;
+    }
+  }
+}
+
+template class Machine<SymbolicDomain>;
+template class Machine<ConcreteDomain>;
+template class Machine<PayloadDomain>;
+
+}  // namespace tileverify::machine
