@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 namespace tileverify::internal {
@@ -43,7 +41,6 @@ KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const
   RunOptions opts = run_options(limits);
   opts.record_touches = true;
   std::uint64_t done = 0;
-  const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t start = 0; start < total; ++start) {
     if (cls[start] != Cover::kNoClass) continue;
     if (past(limits.deadline)) {
@@ -111,9 +108,6 @@ KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const
       return k;
     }
   }
-  if (std::getenv("TILEVERIFY_DEBUG_CLASSES"))
-    for (const CtaClass& c : k.classes) std::fprintf(stderr, "class rep %u,%u,%u: %zu members, %zu checks\n", c.log->cta().x, c.log->cta().y, c.log->cta().z, c.members.size(), c.log->checks());
-  (void)t0;
   return k;
 }
 
