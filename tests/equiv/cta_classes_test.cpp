@@ -1,0 +1,388 @@
+// CTA classes ("ctas": "all" checked by one representative CTA per class,
+// src/equiv/cta_classes.cpp, src/eval/cta_affine.hpp): whatever the classes
+// are, the verdict must be the verdict of the CTA-by-CTA run
+// (DecideLimits::cta_classes = false, the CLI's --no-symmetry).
+//   - the size-parametric example specs at many random small sizes, with
+//     classes and without: the same verdict;
+//   - the grid soundness kernels (examples/kernels/grid) at several sizes;
+//   - hand-written kernels (tests/cases/cta_classes/classes.ptx) whose only
+//     bug is in CTAs far from (0,0,0), reached through integer arithmetic on
+//     blockIdx that the run of CTA (0,0,0) must record and check;
+//   - kernels the log cannot describe (atomics, a float of blockIdx): the
+//     check falls back to the CTA-by-CTA run and says why;
+//   - the classes of the tiled GEMM themselves.
+#include "tileverify/equiv.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Sizes = std::map<std::string, std::int64_t>;
+using tileverify::Outcome;
+using tileverify::Report;
+using tileverify::Spec;
+
+namespace {
+
+const fs::path kExamples = fs::path(TILEVERIFY_TEST_DIR).parent_path() / "examples" / "kernels";
+const fs::path kCases = fs::path(TILEVERIFY_TEST_DIR) / "cases" / "cta_classes";
+
+std::string sizes_text(const Sizes& sizes) {
+  std::string out;
+  for (const auto& [name, value] : sizes) out += (out.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  return out;
+}
+
+std::string dim_text(const tileverify::Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// The classes a report lists, or why there were none, for failure messages.
+std::string classes_text(const Report& r) {
+  std::ostringstream out;
+  if (!r.cta_classes_unused.empty()) out << "    CTA by CTA: " << r.cta_classes_unused << "\n";
+  for (const tileverify::CtaClassSummary& s : r.cta_classes)
+    out << "    " << s.kernel << ": CTA " << dim_text(s.representative) << " stands for " << s.ctas << " CTAs, "
+        << dim_text(s.low) << " to " << dim_text(s.high) << "\n";
+  if (r.cta_classes.empty() && r.cta_classes_unused.empty()) out << "    (no classes listed)\n";
+  return out.str();
+}
+
+std::string verdict_text(const Report& r) {
+  std::string out = tileverify::outcome_name(r.verdict);
+  if (r.mismatch) out += " at " + r.mismatch->output + "[" + std::to_string(r.mismatch->element) + "]";
+  return out;
+}
+
+Spec load(const fs::path& path, const Sizes& sizes = {}) {
+  tileverify::SpecResult loaded = tileverify::load_spec(path.string(), sizes);
+  INFO(path.string() << " at " << sizes_text(sizes) << ": " << loaded.error);
+  REQUIRE(loaded.spec.has_value());
+  return *loaded.spec;
+}
+
+Report run(const Spec& spec, bool classes) {
+  tileverify::DecideLimits limits;
+  limits.cta_classes = classes;
+  limits.timeout_seconds = 120;
+  return tileverify::check_equivalence(spec, limits);
+}
+
+// The spec at `sizes`, with classes and without.
+struct Both {
+  Report on, off;
+  std::string what;  // spec and sizes, both verdicts and the classes: for messages
+};
+
+Both both(const fs::path& path, const Sizes& sizes = {}) {
+  const Spec spec = load(path, sizes);
+  Both b{run(spec, true), run(spec, false), ""};
+  b.what = path.filename().string() + " at " + (sizes.empty() ? "its sizes" : sizes_text(sizes)) +
+           ": with classes " + verdict_text(b.on) + ", CTA by CTA " + verdict_text(b.off) + "\n" + classes_text(b.on);
+  return b;
+}
+
+// The same verdict both ways (and a mismatch on both sides when not equivalent).
+void check_agree(const Both& b) {
+  INFO(b.what);
+  CHECK(b.on.verdict == b.off.verdict);
+  if (b.on.verdict == Outcome::NotEquivalent && b.off.verdict == Outcome::NotEquivalent) {
+    CHECK(b.on.mismatch.has_value());
+    CHECK(b.off.mismatch.has_value());
+  }
+}
+
+bool used_classes(const Report& r) { return !r.cta_classes.empty() && r.cta_classes_unused.empty(); }
+
+// The classes of the kernel whose report name starts with `side` ("ref", "opt").
+std::vector<tileverify::CtaClassSummary> classes_of(const Report& r, const std::string& side) {
+  std::vector<tileverify::CtaClassSummary> out;
+  for (const tileverify::CtaClassSummary& s : r.cta_classes)
+    if (s.kernel.compare(0, side.size(), side) == 0) out.push_back(s);
+  return out;
+}
+
+// A value in [lo, hi] from a fixed-seed std::mt19937 (whose output the
+// standard fixes, unlike that of the distributions).
+std::int64_t draw(std::mt19937& rng, std::int64_t lo, std::int64_t hi) {
+  return lo + std::int64_t(rng() % std::uint32_t(hi - lo + 1));
+}
+
+struct Family {
+  fs::path spec;
+  std::vector<Sizes> fixed;                    // sizes always run
+  std::function<Sizes(std::mt19937&)> random;  // and random ones
+  int draws;
+  // Correct at every size: both ways must say equivalent (0: no such claim).
+  bool always_equivalent;
+};
+
+Sizes gemm_sizes(std::mt19937& rng, std::int64_t hi, std::int64_t n_lo = 1) {
+  return {{"M", draw(rng, 1, hi)}, {"N", draw(rng, n_lo, hi)}, {"K", draw(rng, 1, hi)}};
+}
+
+}  // namespace
+
+TEST_CASE("CTA classes: the verdict at random sizes is the verdict CTA by CTA") {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::mt19937 rng(20240611);
+  const fs::path sized = kExamples / "sized", grid = kExamples / "grid", scaling = kExamples / "scaling";
+  auto gemm = [](std::int64_t hi, std::int64_t n_lo = 1) {
+    return [hi, n_lo](std::mt19937& r) { return gemm_sizes(r, hi, n_lo); };
+  };
+  const Sizes tile_multiples{{"M", 32}, {"N", 48}, {"K", 16}}, ones{{"M", 1}, {"N", 1}, {"K", 1}};
+  const std::vector<Family> families = {
+      {sized / "gemm_tiled.sizes.json", {{}, tile_multiples, ones}, gemm(40), 24, true},
+      {sized / "gemm_nomask_k.sizes.json", {{}, tile_multiples, ones}, gemm(40), 16, false},
+      {grid / "edge_drop.sizes.json", {{}, tile_multiples, ones}, gemm(40), 20, false},
+      {grid / "clamp_store.sizes.json", {{}, tile_multiples, ones}, gemm(40), 20, false},
+      {grid / "cta7.sizes.json", {{}, tile_multiples, ones}, gemm(48), 20, false},
+      // The overlapping grid has ceil((N - 1) / 15) CTAs across: N >= 2.
+      {grid / "overlap.sizes.json", {{}, tile_multiples, {{"M", 1}, {"N", 2}, {"K", 1}}}, gemm(40, 2), 20, false},
+      {scaling / "smem32.sizes.json", {{}, {{"M", 64}, {"N", 64}, {"K", 32}}}, gemm(80), 8, true},
+      {scaling / "reg64.sizes.json", {{}, {{"M", 64}, {"N", 128}, {"K", 16}}}, gemm(80), 7, true},
+      {sized / "softmax_rows.sizes.json",
+       {{}, {{"M", 1}, {"N", 1}}, {{"M", 4}, {"N", 128}}},
+       [](std::mt19937& r) { return Sizes{{"M", draw(r, 1, 40)}, {"N", draw(r, 1, 300)}}; }, 20, true},
+      {sized / "softmax_notail.sizes.json",
+       {{}, {{"M", 1}, {"N", 1}}, {{"M", 4}, {"N", 128}}},
+       [](std::mt19937& r) { return Sizes{{"M", draw(r, 1, 40)}, {"N", draw(r, 1, 300)}}; }, 16, false},
+      {scaling / "attention.sizes.json", {{{"LQ", 40}, {"LK", 80}}},
+       [](std::mt19937& r) { return Sizes{{"LQ", draw(r, 1, 40)}, {"LK", draw(r, 1, 80)}}; }, 3, true},
+      {scaling / "attention_norescale.sizes.json", {{{"LQ", 40}, {"LK", 80}}},
+       [](std::mt19937& r) { return Sizes{{"LQ", draw(r, 1, 40)}, {"LK", draw(r, 1, 80)}}; }, 3, false},
+  };
+  int comparisons = 0, with_classes = 0;
+  std::map<std::string, int> verdicts;
+  for (const Family& f : families) {
+    std::vector<Sizes> all = f.fixed;
+    for (int i = 0; i < f.draws; ++i) all.push_back(f.random(rng));
+    int family_classes = 0;
+    for (const Sizes& sizes : all) {
+      const Both b = both(f.spec, sizes);
+      check_agree(b);
+      if (f.always_equivalent) {
+        INFO(b.what);
+        CHECK(b.on.verdict == Outcome::Equivalent);
+        CHECK(b.off.verdict == Outcome::Equivalent);
+        // Equivalent by classes: the classes cover both grids and the
+        // outputs came down to distinct comparisons.
+        if (b.on.verdict == Outcome::Equivalent && used_classes(b.on)) CHECK(b.on.stats.comparisons > 0);
+      }
+      ++comparisons;
+      ++verdicts[tileverify::outcome_name(b.on.verdict)];
+      if (used_classes(b.on)) {
+        ++with_classes;
+        ++family_classes;
+      }
+    }
+    // Every family is checked by classes somewhere (the test is not the
+    // CTA-by-CTA run twice); the equivalent GEMMs and softmax at every size.
+    INFO(f.spec.filename().string() << ": " << family_classes << " of " << all.size() << " runs by CTA classes");
+    CHECK(family_classes > 0);
+    if (f.always_equivalent && f.spec.filename().string().find("attention") == std::string::npos)
+      CHECK(family_classes == int(all.size()));
+  }
+  std::string summary;
+  for (const auto& [v, n] : verdicts) summary += " " + v + ": " + std::to_string(n);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE(comparisons << " (spec, sizes) pairs run with and without classes, " << with_classes
+                      << " of them by classes;" << summary << "; " << seconds << " s");
+  CHECK(comparisons >= 100);
+  CHECK(2 * with_classes >= comparisons);
+  // Not only one verdict: the random sizes reach the bugs and the correct sizes.
+  CHECK(verdicts["equivalent"] >= 20);
+  CHECK(verdicts["not_equivalent"] >= 10);
+  CHECK(verdicts["race"] >= 5);
+}
+
+TEST_CASE("CTA classes: the grid soundness kernels at their sizes and at others") {
+  const fs::path grid = kExamples / "grid";
+  // The right-edge CTAs drop their partial tile: wrong whenever N is not a multiple of 16.
+  for (const Sizes& s : std::vector<Sizes>{{}, {{"M", 17}, {"N", 33}, {"K", 5}}, {{"M", 64}, {"N", 50}, {"K", 16}},
+                                           {{"M", 5}, {"N", 100}, {"K", 40}}}) {
+    const Both b = both(grid / "edge_drop.sizes.json", s);
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::NotEquivalent);
+    CHECK(b.off.verdict == Outcome::NotEquivalent);
+    CHECK(b.on.mismatch.has_value());
+    CHECK(used_classes(b.on));
+  }
+  {
+    const Both b = both(grid / "edge_drop.sizes.json", {{"M", 40}, {"N", 48}, {"K", 20}});
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Equivalent);
+    CHECK(b.off.verdict == Outcome::Equivalent);
+  }
+  // Clamped stores: the edge CTAs' out-of-range threads race on column N - 1.
+  for (const Sizes& s : std::vector<Sizes>{{}, {{"M", 17}, {"N", 33}, {"K", 5}}, {{"M", 64}, {"N", 50}, {"K", 16}},
+                                           {{"M", 1}, {"N", 7}, {"K", 1}}}) {
+    const Both b = both(grid / "clamp_store.sizes.json", s);
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Race);
+    CHECK(b.off.verdict == Outcome::Race);
+  }
+  {
+    const Both b = both(grid / "clamp_store.sizes.json", {{"M", 40}, {"N", 32}, {"K", 20}});
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Equivalent);
+    CHECK(b.off.verdict == Outcome::Equivalent);
+  }
+  // CTA 7 in linear order reads A one column off: wrong in grids of 8 CTAs or more,
+  // and the mismatch is in CTA (7 % gx, 7 / gx).
+  struct Cta7 {
+    Sizes sizes;
+    tileverify::Dim3 cta;
+  };
+  for (const Cta7& c : std::vector<Cta7>{{{}, {1, 2, 0}},
+                                         {{{"M", 64}, {"N", 40}, {"K", 20}}, {1, 2, 0}},
+                                         {{{"M", 48}, {"N", 33}, {"K", 1}}, {1, 2, 0}},
+                                         {{{"M", 40}, {"N", 64}, {"K", 17}}, {3, 1, 0}},
+                                         {{{"M", 17}, {"N", 128}, {"K", 3}}, {7, 0, 0}}}) {
+    const Both b = both(grid / "cta7.sizes.json", c.sizes);
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::NotEquivalent);
+    CHECK(b.off.verdict == Outcome::NotEquivalent);
+    REQUIRE(b.on.mismatch.has_value());
+    INFO("mismatch in CTA " << dim_text(b.on.mismatch->cta) << ", expected " << dim_text(c.cta));
+    CHECK(b.on.mismatch->cta.x == c.cta.x);
+    CHECK(b.on.mismatch->cta.y == c.cta.y);
+    CHECK(b.on.mismatch->cta.z == c.cta.z);
+    CHECK(used_classes(b.on));
+  }
+  {
+    const Both b = both(grid / "cta7.sizes.json", {{"M", 32}, {"N", 48}, {"K", 20}});  // 6 CTAs: no CTA 7
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Equivalent);
+    CHECK(b.off.verdict == Outcome::Equivalent);
+  }
+  // Neighbouring tiles overlap in a column: a race between CTAs once there are two.
+  for (const Sizes& s : std::vector<Sizes>{{}, {{"M", 17}, {"N", 17}, {"K", 3}}, {{"M", 33}, {"N", 100}, {"K", 16}},
+                                           {{"M", 1}, {"N", 31}, {"K", 1}}}) {
+    const Both b = both(grid / "overlap.sizes.json", s);
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Race);
+    CHECK(b.off.verdict == Outcome::Race);
+  }
+  {
+    const Both b = both(grid / "overlap.sizes.json", {{"M", 40}, {"N", 16}, {"K", 20}});  // one CTA across
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Equivalent);
+    CHECK(b.off.verdict == Outcome::Equivalent);
+  }
+}
+
+TEST_CASE("CTA classes: a CTA far from (0,0,0) that goes wrong through integer arithmetic on blockIdx") {
+  // Each kernel is tests/cases/cta_classes/classes.ptx's `base` (y[i] = 2 x[i])
+  // but for some CTAs; below the first of them (G CTAs), equivalent.
+  struct Case {
+    const char* spec;
+    std::int64_t first_wrong;  // the first CTA that goes wrong
+  };
+  for (const Case& c : std::vector<Case>{{"mod5_offset.json", 3},    // blockIdx.x % 5 == 3: a rotated store
+                                         {"div7_value.json", 14},    // blockIdx.x / 7 == 2: 3 x[i]
+                                         {"square_index.json", 8},   // blockIdx.x * blockIdx.x / 64 in the index
+                                         {"shared_mod5.json", 3}}) {  // blockIdx.x % 5 through shared memory
+    for (const std::int64_t g : {std::int64_t(24), std::int64_t(41), c.first_wrong + 1}) {
+      const Both b = both(kCases / c.spec, {{"G", g}});
+      INFO(b.what);
+      CHECK(b.on.verdict == Outcome::NotEquivalent);
+      CHECK(b.off.verdict == Outcome::NotEquivalent);
+      CHECK(used_classes(b.on));
+      REQUIRE(b.on.mismatch.has_value());
+      CHECK(b.on.mismatch->cta.x == std::uint32_t(c.first_wrong));
+    }
+    const Both b = both(kCases / c.spec, {{"G", c.first_wrong}});
+    INFO(b.what);
+    CHECK(b.on.verdict == Outcome::Equivalent);
+    CHECK(b.off.verdict == Outcome::Equivalent);
+  }
+}
+
+TEST_CASE("CTA classes: integers whose move with blockIdx the log must not take on trust") {
+  // mul.wide of blockIdx.x and a register whose bits are 0xffffffff: the
+  // factor is the register read at the instruction's type (4294967295 for
+  // .u32, -1 for .s32), whatever type wrote it. And initialized .global
+  // tables indexed by blockIdx.x: CTA c reads table[c], not table[0].
+  for (const char* spec : {"wide_u32_neg.json", "madwide_u32_neg.json", "wide_s32_neg.json", "table_f32.json",
+                           "table_int.json"}) {
+    for (const std::int64_t g : {std::int64_t(24), std::int64_t(14)}) {
+      const Both b = both(kCases / spec, {{"G", g}});
+      INFO(b.what);
+      CHECK(b.off.verdict == Outcome::NotEquivalent);
+      CHECK(b.on.verdict == Outcome::NotEquivalent);
+    }
+  }
+}
+
+TEST_CASE("CTA classes: what the log cannot describe runs CTA by CTA") {
+  struct Case {
+    const char* spec;
+    Outcome verdict;
+  };
+  for (const Case& c : std::vector<Case>{{"atomic_sum.json", Outcome::Equivalent},       // atom.global.add from every CTA
+                                         {"atomic_sum_mod5.json", Outcome::NotEquivalent},
+                                         {"cvt_index.json", Outcome::Equivalent},        // cvt.rn.f32.u32 of %ctaid.x
+                                         {"const_table.json", Outcome::NotEquivalent}}) {  // a .const table by blockIdx.x
+    for (const std::int64_t g : {std::int64_t(24), std::int64_t(14)}) {
+      const Both b = both(kCases / c.spec, {{"G", g}});
+      INFO(b.what);
+      CHECK(b.on.verdict == c.verdict);
+      CHECK(b.off.verdict == c.verdict);
+      CHECK_FALSE(b.on.cta_classes_unused.empty());
+      CHECK(b.on.cta_classes.empty());
+    }
+  }
+}
+
+TEST_CASE("CTA classes: the classes of the tiled GEMM") {
+  const fs::path spec = kExamples / "sized" / "gemm_tiled.sizes.json";
+  {
+    // 64 x 64 in 16 x 16 tiles, K a multiple of 16: every CTA like CTA (0,0,0).
+    const Report r = run(load(spec, {{"M", 64}, {"N", 64}, {"K", 64}}), true);
+    INFO(classes_text(r));
+    CHECK(r.verdict == Outcome::Equivalent);
+    CHECK(r.cta_classes_unused.empty());
+    const auto opt = classes_of(r, "opt");
+    REQUIRE(opt.size() == 1);
+    CHECK(opt[0].ctas == 16);
+    CHECK(dim_text(opt[0].representative) == "(0,0,0)");
+    CHECK(dim_text(opt[0].low) == "(0,0,0)");
+    CHECK(dim_text(opt[0].high) == "(3,3,0)");
+    CHECK(classes_of(r, "ref").size() == 1);
+    CHECK(r.stats.comparisons > 0);
+    CHECK(r.stats.comparisons < r.stats.outputs_compared);
+  }
+  {
+    // 40 x 40: a partial tile at the right and the bottom edges (and K = 20,
+    // a partial K tile in every CTA): the interior, the two edges, the corner.
+    const Report r = run(load(spec, {{"M", 40}, {"N", 40}, {"K", 20}}), true);
+    INFO(classes_text(r));
+    CHECK(r.verdict == Outcome::Equivalent);
+    const auto opt = classes_of(r, "opt");
+    CHECK(opt.size() > 1);
+    std::uint64_t ctas = 0;
+    for (const auto& s : opt) {
+      ctas += s.ctas;
+      // The box holds the class and its representative.
+      CHECK(s.low.x <= s.representative.x);
+      CHECK(s.representative.x <= s.high.x);
+      CHECK(s.low.y <= s.representative.y);
+      CHECK(s.representative.y <= s.high.y);
+      CHECK(s.ctas <= std::uint64_t(s.high.x - s.low.x + 1) * (s.high.y - s.low.y + 1) * (s.high.z - s.low.z + 1));
+    }
+    CHECK(ctas == 9);  // the 3 x 3 grid
+    std::uint64_t ref_ctas = 0;
+    for (const auto& s : classes_of(r, "ref")) ref_ctas += s.ctas;
+    CHECK(ref_ctas == 9);
+  }
+}
