@@ -90,8 +90,10 @@ struct DecideLimits {
   // check_equivalence: the kernel runs are strict (RunOptions::strict); a
   // spec's "strict": true turns it on too.
   bool strict = false;
-  // check_equivalence with "ctas": "all": CTA classes (RunLimits::cta_classes).
+  // check_equivalence with "ctas": "all": CTA classes and sharding
+  // (RunLimits::cta_classes, shard_index, shard_count).
   bool cta_classes = true;
+  unsigned shard_index = 0, shard_count = 1;
   // Constants of the two kernels read as exact products inside exponents,
   // after the known_constants() table (read_rounded_constants;
   // check_equivalence sets it from both kernels' constants, replacing what

@@ -203,6 +203,18 @@ struct CtaClassSummary {
   Dim3 low, high;          // the box of the class's CTA indices
 };
 
+// A shard's part of a sharded check (RunLimits::shard_count > 1).
+struct ShardInfo {
+  unsigned index = 0, count = 1;
+  // The same for every shard of one check: the spec, its sizes and launches,
+  // and the PTX files (merge refuses reports of different checks).
+  std::string fingerprint;
+  std::size_t comparisons_total = 0;  // of the whole check; this shard's are ReportStats::comparisons
+  std::uint64_t elements_total = 0;   // output elements of the whole check
+  // Nothing to split: shard 0 checked everything (one CTA, or CTA by CTA).
+  bool whole = false;
+};
+
 struct Report {
   Outcome verdict = Outcome::Error;
   std::vector<Diagnostic> diagnostics;  // races, deadlocks, ... (with which kernel in `message`)
@@ -215,6 +227,7 @@ struct Report {
   std::vector<CtaClassSummary> cta_classes;  // "ctas": "all" checked by CTA classes
   // "ctas": "all" run CTA by CTA although classes were asked for: why.
   std::string cta_classes_unused;
+  std::optional<ShardInfo> shard;  // a shard of a sharded check
   ReportStats stats;
   std::string text() const;  // for people: the verdict first, then the evidence
   std::string json() const;  // {"verdict": ..., "diagnostics": [...], "counterexample": {...}, "stats": {...}}
@@ -267,6 +280,12 @@ struct RunLimits {
   // "ctas": "all": run one CTA per class of CTAs that run the same code on
   // translated data (docs/architecture.md, "CTA classes"); off: every CTA.
   bool cta_classes = true;
+  // --shard index/count: with "ctas": "all", this check is shard `index` (0
+  // to count - 1) of `count` that together check the whole grid: each runs
+  // the classes of both grids, then only its share of the comparisons (and
+  // of the representatives' runs); `tileverify merge` combines their
+  // reports (docs/cli.md, "Sharding"). count 1: not sharded.
+  unsigned shard_index = 0, shard_count = 1;
 };
 
 // One kernel: does it run cleanly (no race, deadlock, out-of-bounds or

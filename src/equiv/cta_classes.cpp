@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <sstream>
+#include <type_traits>
 
 namespace tileverify::internal {
 
@@ -18,7 +20,8 @@ std::uint64_t linear(const Dim3& c, const Dim3& grid) {
 
 }  // namespace
 
-KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const RunLimits& limits) {
+template <class Domain>
+KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimits& limits) {
   KernelClasses k;
   const Dim3 grid = l.grid;
   const std::uint64_t total = grid.count();
@@ -95,7 +98,7 @@ KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const
       c.shifts.push_back(c.log->element_shifts(m));
     }
     done += c.members.size();
-    c.outputs = std::move(run.outputs);
+    if constexpr (std::is_same<Domain, SymbolicDomain>::value) c.outputs = std::move(run.outputs);
     c.touches = std::move(run.touches);
     k.classes.push_back(std::move(c));
     if (limits.grid_progress) limits.grid_progress(done, total);
@@ -111,6 +114,9 @@ KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const
   return k;
 }
 
+template KernelClasses run_classes(const Program&, Launch, SymbolicDomain&, const RunLimits&);
+template KernelClasses run_classes(const Program&, Launch, ConcreteDomain&, const RunLimits&);
+
 void spread(const Program& p, const Launch& l, KernelClasses& k) {
   (void)p;
   // The tensors some CTA writes: every touch of theirs, by which CTA.
@@ -125,6 +131,10 @@ void spread(const Program& p, const Launch& l, KernelClasses& k) {
           written[name] = true;
           break;
         }
+  // The outputs (a class's elements are placed in them): Out and InOut tensors.
+  std::set<std::string> outputs;
+  for (const LaunchArg& a : l.args)
+    if (a.is_tensor && (a.tensor.role == Role::Out || a.tensor.role == Role::InOut)) outputs.insert(a.tensor.name);
   for (const auto& [name, any] : written) {
     if (!any) continue;
     const std::uint64_t n = sizes[name];
@@ -165,9 +175,12 @@ void spread(const Program& p, const Launch& l, KernelClasses& k) {
           if (owner[to] == 0) owner[to] = who;
           if (writes) {
             w[to] = 1;
+            // An output element with a value (symbolic runs keep them; a
+            // concrete classification keeps none, and every write leaves one).
             const auto out = c.outputs.find(name);
-            if (out != c.outputs.end() && e < out->second.size() && out->second[e])
-              cover[std::size_t(to)] = Cover{ci, mi, e};
+            const bool valued = c.outputs.empty() ? outputs.count(name) != 0
+                                                  : out != c.outputs.end() && e < out->second.size() && out->second[e];
+            if (valued) cover[std::size_t(to)] = Cover{ci, mi, e};
           }
         }
       }

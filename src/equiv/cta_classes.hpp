@@ -51,7 +51,11 @@ struct KernelClasses {
 // no class holds yet runs (symbolically, into dom) and takes into its class
 // every later CTA its log carries to. Stops at the first run with a
 // diagnostic (in .diagnostics, its CTA named), or with .fallback set.
-KernelClasses run_classes(const Program& p, Launch l, SymbolicDomain& dom, const RunLimits& limits);
+// In the concrete domain (a shard's classification: cheaper) the
+// representatives' outputs are not kept (class_check runs the ones it
+// needs symbolically).
+template <class Domain>
+KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimits& limits);
 
 // The element maps (.covers) of every output, and the test that no element
 // one CTA writes is touched by another (else .fallback: the grid run then

@@ -113,6 +113,8 @@ RunLimits run_limits(const DecideLimits& d) {
   l.grid_progress = d.grid_progress;
   l.strict = d.strict;
   l.cta_classes = d.cta_classes;
+  l.shard_index = d.shard_index;
+  l.shard_count = d.shard_count;
   return l;
 }
 bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline) {
@@ -214,34 +216,6 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
                       const std::string& ref_name, const std::string& opt_name, const ExprContext* c2 = nullptr,
                       const std::vector<Diagnostic>& reading_notes = {},
                       const std::optional<Dim3>& one_cta_of_many = std::nullopt);
-Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_t index, Expr x, Expr y,
-                     const Decision& d);
-// The float constants of a kernel and its launch; the limits with the
-// readings of both kernels' constants and a note for each (read_constants).
-void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name);
-DecideLimits read_constants(const DecideLimits& limits, const std::vector<KernelConstant>& cs,
-                            const std::vector<const Program*>& ks, std::vector<Diagnostic>* notes);
-
-// The spec's kernels with the names reports use: the kernel name alone for
-// one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their PTX
-// file names when both have the same kernel name.
-std::vector<std::pair<const KernelSpec*, std::string>> kernels_of(const Spec& spec, bool by_file = false) {
-  if (!spec.opt) return {{&*spec.ref, spec.ref->kernel}};
-  std::string rn = spec.ref->kernel, on = spec.opt->kernel;
-  if (by_file && rn == on && spec.ref->ptx != spec.opt->ptx) {
-    rn = fs::path(spec.ref->ptx).filename().string();
-    on = fs::path(spec.opt->ptx).filename().string();
-  }
-  return {{&*spec.ref, "ref (" + rn + ")"}, {&*spec.opt, "opt (" + on + ")"}};
-}
-
-// "ctas": "all" by CTA classes (cta_classes.hpp); none, with why in *why,
-// when a kernel's grid has to be run CTA by CTA.
-std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits,
-                                  std::string* why);
-Report decide_classes(Report r, ExprContext& c, const KernelClasses& a, const KernelClasses& b,
-                      const DecideLimits& limits, const std::string& ref_name, const std::string& opt_name,
-                      const std::vector<Diagnostic>& reading_notes);
 
 Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits) {
   std::string unused;
@@ -251,190 +225,6 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
   }
   Report r = grid_check_each(spec, run, limits);
   r.cta_classes_unused = unused;
-  return r;
-}
-
-std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits,
-                                  std::string* why) {
-  Report r;
-  r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
-  auto kernels = kernels_of(spec);
-  ExprContext c;
-  SymbolicDomain dom(c);
-  std::vector<KernelClasses> ks;
-  std::vector<KernelConstant> constants;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto p = load_program(*kernels[i].first, &r);
-    r.stats.parse_seconds += since(t0);
-    if (!p) return r;
-    const std::optional<Launch> l = checked_launch(spec, *kernels[i].first, *p, &r);
-    if (!l) return r;
-    add_constants(constants, *p, *l, kernels[i].second);
-    t0 = std::chrono::steady_clock::now();
-    ks.push_back(run_classes(*p, *l, dom, run));
-    KernelClasses& k = ks.back();
-    if (k.fallback.empty() && k.diagnostics.empty()) spread(*p, *l, k);
-    r.stats.eval_seconds += since(t0);
-    (i == 0 ? r.stats.ref : r.stats.opt) = k.stats;
-    if (!k.fallback.empty()) {
-      *why = kernels[i].second + ": " + k.fallback;
-      return std::nullopt;
-    }
-    take_diagnostics(r, k.diagnostics, kernels[i].second);
-    take_notes(r, k.notes, kernels[i].second);
-    for (const CtaClassSummary& s : summarize(k, kernels[i].second)) r.cta_classes.push_back(s);
-    if (!r.diagnostics.empty()) return r;
-  }
-  if (!limits) return r;
-  if (past(limits->deadline)) {
-    time_ran_out(r, "after running both kernels' CTA classes, before deciding the outputs");
-    return r;
-  }
-  std::vector<Diagnostic> reading_notes;
-  const DecideLimits dl = read_constants(*limits, constants, {}, &reading_notes);
-  return decide_classes(std::move(r), c, ks[0], ks[1], dl, kernels[0].second, kernels[1].second, reading_notes);
-}
-
-Report decide_classes(Report r, ExprContext& c, const KernelClasses& a, const KernelClasses& b,
-                      const DecideLimits& limits, const std::string& ref_name, const std::string& opt_name,
-                      const std::vector<Diagnostic>& reading_notes) {
-  // Element e of an output is, in kernel k, the representative's element
-  // moved by the member's shifts s_k (a renaming of the inputs). Both
-  // values at e are equal iff R∘s_a = O∘s_b, iff R∘(s_a - s_b) = O (apply
-  // the inverse renaming s_b to both sides): one comparison per distinct
-  // (representatives' elements, s_a - s_b), whatever the number of elements.
-  std::vector<std::string> tensors;
-  for (const KernelClasses* k : {&a, &b})
-    for (const CtaClass& cl : k->classes)
-      for (const auto& kv : cl.shifts.front())
-        if (std::find(tensors.begin(), tensors.end(), kv.first) == tensors.end()) tensors.push_back(kv.first);
-  auto shift_of = [&](const KernelClasses& k, const Cover& cv, const std::string& t) -> std::optional<std::int64_t> {
-    const auto& m = k.classes[cv.cls].shifts[cv.member];
-    auto it = m.find(t);
-    if (it == m.end()) return std::nullopt;
-    return it->second;
-  };
-  auto value = [&](const KernelClasses& k, const Cover& cv, const std::string& name) {
-    return *k.classes[cv.cls].outputs.at(name)[cv.elem];
-  };
-  // The value at the element itself: the representative's moved by the member's shifts.
-  auto real = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> std::optional<Expr> {
-    auto moved = c.shift_symbols({value(k, cv, name)}, [&](const std::string& t) { return shift_of(k, cv, t).value_or(0); });
-    if (!moved) return std::nullopt;
-    return moved->front();
-  };
-  struct Obligation {
-    std::string name;
-    std::uint64_t element;  // the first element it stands for
-    Cover ca, cb;
-    std::vector<std::int64_t> d;
-  };
-  std::vector<Obligation> obs;
-  std::unordered_map<std::string, std::size_t> index;
-  std::set<std::string> names;
-  for (const auto& kv : a.covers) names.insert(kv.first);
-  for (const auto& kv : b.covers) names.insert(kv.first);
-  static const std::vector<Cover> kNone;
-  std::uint64_t elements = 0;
-  for (const std::string& name : names) {
-    const auto xi = a.covers.find(name), yi = b.covers.find(name);
-    const std::vector<Cover>& xs = xi == a.covers.end() ? kNone : xi->second;
-    const std::vector<Cover>& ys = yi == b.covers.end() ? kNone : yi->second;
-    std::string key;
-    for (std::uint64_t e = 0; e < std::max(xs.size(), ys.size()); ++e) {
-      const Cover ca = e < xs.size() ? xs[e] : Cover{}, cb = e < ys.size() ? ys[e] : Cover{};
-      const bool wa = ca.cls != Cover::kNoClass, wb = cb.cls != Cover::kNoClass;
-      if (!wa && !wb) continue;
-      if (!wa || !wb) {
-        Mismatch m;
-        m.output = name;
-        m.element = e;
-        m.why = std::string(wa ? opt_name : ref_name) + " never writes " + name + "[" + std::to_string(e) + "], which " +
-                (wa ? ref_name : opt_name) + " writes";
-        const std::optional<Expr> x = wa ? real(a, ca, name) : std::nullopt, y = wb ? real(b, cb, name) : std::nullopt;
-        m.ref_expr = x ? abbreviate(c, *x) : "(not written)";
-        m.opt_expr = y ? abbreviate(c, *y) : "(not written)";
-        m.cta = (wa ? a : b).classes[(wa ? ca : cb).cls].members[(wa ? ca : cb).member];
-        r.verdict = Outcome::NotEquivalent;
-        r.mismatch = m;
-        return r;
-      }
-      ++elements;
-      Obligation o{name, e, ca, cb, {}};
-      o.d.reserve(tensors.size());
-      key.assign(name);
-      key.push_back('\0');
-      auto put = [&](std::uint64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-      put(ca.cls);
-      put(ca.elem);
-      put(cb.cls);
-      put(cb.elem);
-      for (const std::string& t : tensors) {
-        const std::optional<std::int64_t> sa = shift_of(a, ca, t), sb = shift_of(b, cb, t);
-        o.d.push_back(sa && sb ? *sa - *sb : 0);  // a tensor only one side reads: any shift of the other's
-        put(std::uint64_t(o.d.back()));
-      }
-      if (index.emplace(key, obs.size()).second) obs.push_back(std::move(o));
-    }
-  }
-  // The reference's side of each comparison, moved by d: one renaming per
-  // (class, d) for all the outputs it moves.
-  std::vector<std::pair<Expr, Expr>> pairs(obs.size());
-  std::map<std::pair<std::uint32_t, std::vector<std::int64_t>>, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < obs.size(); ++i) groups[{obs[i].ca.cls, obs[i].d}].push_back(i);
-  for (const auto& [g, members] : groups) {
-    std::vector<Expr> roots;
-    for (std::size_t i : members) roots.push_back(value(a, obs[i].ca, obs[i].name));
-    const std::vector<std::int64_t>& d = g.second;
-    auto moved = c.shift_symbols(roots, [&](const std::string& t) {
-      auto it = std::find(tensors.begin(), tensors.end(), t);
-      return it == tensors.end() ? std::int64_t(0) : d[std::size_t(it - tensors.begin())];
-    });
-    for (std::size_t j = 0; j < members.size(); ++j) {
-      const Obligation& o = obs[members[j]];
-      if (moved) {
-        pairs[members[j]] = {(*moved)[j], value(b, o.cb, o.name)};
-        continue;
-      }
-      // Moved below element 0: compare at the element itself.
-      const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
-      if (!x || !y) throw std::runtime_error("an output element's inputs leave the index range");
-      pairs[members[j]] = {*x, *y};
-    }
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  DecideLimits stop = limits;
-  stop.stop_at_first_refuted = true;
-  const std::vector<Decision> ds = decide_all(c, pairs, stop, limits.threads);
-  r.stats.decide_seconds = since(t0);
-  std::vector<bool> read(limits.constant_readings.size(), false);
-  bool all_proved = true;
-  for (const Decision& d : ds) {
-    for (std::size_t i : d.constants_read) read[i] = true;
-    all_proved = all_proved && d.proved();
-  }
-  for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
-    if (!reading_notes[i].message.empty() && (read[i] || (limits.constant_readings[i].ln2_power == 0 && !all_proved)))
-      r.notes.push_back(reading_notes[i]);
-  r.stats.comparisons = obs.size();
-  r.stats.outputs_compared = elements;
-  r.stats.proved = all_proved ? elements : 0;
-  for (std::size_t i = 0; i < ds.size(); ++i) {
-    if (ds[i].proved()) continue;
-    const bool refuted = ds[i].refuted();
-    if (r.verdict == Outcome::NotEquivalent) break;
-    if (!refuted && r.mismatch) continue;
-    // The evidence at a real element: both values there, decided again (the
-    // comparison's inputs were renamed).
-    const Obligation& o = obs[i];
-    const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
-    Decision d = ds[i];
-    if (x && y && refuted) d = decide_equal(c, *x, *y, limits);
-    r.mismatch = mismatch_of(c, o.name, o.element, x ? *x : pairs[i].first, y ? *y : pairs[i].second, d);
-    r.mismatch->cta = a.classes[o.ca.cls].members[o.ca.member];
-    r.verdict = d.refuted() ? Outcome::NotEquivalent : Outcome::Unknown;
-  }
   return r;
 }
 
@@ -517,7 +307,20 @@ Report check_one(const Spec& spec, const RunLimits& limits) {
 
 }  // namespace
 
-namespace {
+namespace internal {
+
+// The spec's kernels with the names reports use: the kernel name alone for
+// one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their PTX
+// file names when both have the same kernel name.
+std::vector<std::pair<const KernelSpec*, std::string>> kernels_of(const Spec& spec, bool by_file) {
+  if (!spec.opt) return {{&*spec.ref, spec.ref->kernel}};
+  std::string rn = spec.ref->kernel, on = spec.opt->kernel;
+  if (by_file && rn == on && spec.ref->ptx != spec.opt->ptx) {
+    rn = fs::path(spec.ref->ptx).filename().string();
+    on = fs::path(spec.opt->ptx).filename().string();
+  }
+  return {{&*spec.ref, "ref (" + rn + ")"}, {&*spec.opt, "opt (" + on + ")"}};
+}
 
 Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_t index, Expr x, Expr y,
                      const Decision& d) {
@@ -580,6 +383,10 @@ DecideLimits read_constants(const DecideLimits& limits, const std::vector<Kernel
   }
   return dl;
 }
+
+}  // namespace internal
+
+namespace {
 
 Report compare(const Program& ref, const Launch& lr, const Program& opt, const Launch& lo, const DecideLimits& limits,
                const std::string& ref_name, const std::string& opt_name) {

@@ -2,7 +2,9 @@
 // kernels, the limits of a run, and turning runs into a Report. Not public.
 #pragma once
 
+#include "tileverify/decide.hpp"
 #include "tileverify/equiv.hpp"
+#include "tileverify/program.hpp"
 
 #include <chrono>
 #include <new>
@@ -23,6 +25,28 @@ void time_ran_out(Report& r, const std::string& what);
 void take_diagnostics(Report& r, const std::vector<Diagnostic>& ds, const std::string& which);
 // A run's notes, a few of each kind.
 void take_notes(Report& r, const std::vector<Diagnostic>& ns, const std::string& which);
+
+// The spec's kernels with the names reports use: the kernel name alone for
+// one kernel; "ref (name)" / "opt (name)" for two, or, with by_file, their
+// PTX file names when both have the same kernel name (equiv.cpp).
+std::vector<std::pair<const KernelSpec*, std::string>> kernels_of(const Spec& spec, bool by_file = false);
+std::optional<Program> load_program(const KernelSpec& k, Report* r);
+std::optional<Launch> checked_launch(const Spec& spec, const KernelSpec& k, const Program& p, Report* r);
+// The evidence for output `name`[index] from its decision (its inputs named
+// while the context is alive).
+Mismatch mismatch_of(const ExprContext& c, const std::string& name, std::uint64_t index, Expr x, Expr y,
+                     const Decision& d);
+std::string abbreviate(const ExprContext& c, Expr e);
+// The float constants of a kernel and its launch; the limits with the
+// readings of both kernels' constants and a note for each (read_constants).
+void add_constants(std::vector<KernelConstant>& out, const Program& p, const Launch& l, const std::string& name);
+DecideLimits read_constants(const DecideLimits& limits, const std::vector<KernelConstant>& cs,
+                            const std::vector<const Program*>& ks, std::vector<Diagnostic>* notes);
+
+// "ctas": "all" by CTA classes (class_check.cpp): the report, or none (and
+// why in *why) when a kernel's grid has to be run CTA by CTA. limits: the
+// equivalence check's (none: `check`).
+std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why);
 
 // Both kernels of a pair spec, lowered, with their launches and report names;
 // none (and the reason in *r) when the spec is no pair or a kernel does not load.

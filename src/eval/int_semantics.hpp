@@ -117,11 +117,17 @@ inline IntResult int_apply(const Instr& in, const std::int64_t* x, std::int64_t*
     case Opcode::Or: *r = wrap_int(x[0] | x[1], ty); return IntResult::Ok;
     case Opcode::Xor: *r = wrap_int(x[0] ^ x[1], ty); return IntResult::Ok;
     case Opcode::Not: *r = ty == DType::Pred ? x[0] == 0 : wrap_int(~x[0], ty); return IntResult::Ok;  // not.pred is logical
-    case Opcode::Shl:
-      *r = x[1] >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : wrap_int(std::int64_t(std::uint64_t(x[0]) << x[1]), ty);
+    // The shift amount is a .u32 operand; amounts past the width are
+    // clamped to it (PTX ISA, shl and shr): a register written as negative
+    // by an s32 instruction is a huge amount.
+    case Opcode::Shl: {
+      const std::uint64_t s = std::uint64_t(x[1]) & 0xffffffffu;
+      *r = s >= dtype_bytes(ty) * 8 ? 0 : wrap_int(std::int64_t(std::uint64_t(x[0]) << s), ty);
       return IntResult::Ok;
+    }
     case Opcode::Shr: {
-      const std::int64_t s = std::min<std::int64_t>(x[1], std::int64_t(dtype_bytes(ty) * 8) - 1 + (sg ? 0 : 1));
+      const std::int64_t s = std::int64_t(std::min<std::uint64_t>(std::uint64_t(x[1]) & 0xffffffffu,
+                                                                  dtype_bytes(ty) * 8 - 1 + (sg ? 0 : 1)));
       if (sg) *r = wrap_int(wrap_int(x[0], ty) >> s, ty);
       else *r = s >= std::int64_t(dtype_bytes(ty) * 8) ? 0 : std::int64_t(ux >> s);
       return IntResult::Ok;

@@ -615,6 +615,11 @@ class Machine {
   // (a barrier, a shuffle, an atomic, ...): none may move with the CTA index,
   // except its addresses.
   void affine_operands(std::uint32_t t, const Instr& in);
+  // Warp collectives that order no memory between their members
+  // (machine_schedule.cpp, release_groups).
+  static bool exchanges_only(Opcode op) {
+    return op == Opcode::Shfl || op == Opcode::Vote || op == Opcode::Redux || op == Opcode::ElectSync;
+  }
   // The opcodes step() runs itself rather than through the ALU (compute).
   static bool steps_itself(Opcode op) {
     switch (op) {

@@ -2,6 +2,8 @@
 // for CTA classes (cta_affine.hpp says what is recorded and why it is sound).
 #include "machine.hpp"
 
+#include <algorithm>
+
 namespace tileverify::machine {
 
 namespace {
@@ -39,9 +41,17 @@ void Machine<D>::affine_int(std::uint32_t t, const Instr& in, const std::int64_t
   bool exact = ring_op(in.op);
   bool ok = true;
   const DType ty = in.type;
+  // mul.wide and mad.wide read their factors at the instruction's type
+  // (a register written as -1 by an s32 instruction is 2^32 - 1 to a
+  // mul.wide.u32); the others are exact modulo 2^n on the bits as they are.
+  const bool wide = in.op == Opcode::MulWide || in.op == Opcode::MadWide;
+  auto factor = [&](std::size_t k) {
+    if (!wide) return x[k];
+    return dtype_is_signed(ty) ? wrap(x[k], ty) : std::int64_t(std::uint64_t(wrap(x[k], ty)) & mask(ty));
+  };
   auto product = [&](std::uint32_t* into) {  // x0·x1's move, if one factor does not move
-    if (l[1] == 0) return log.scale(l[0], x[1], into);
-    if (l[0] == 0) return log.scale(l[1], x[0], into);
+    if (l[1] == 0) return log.scale(l[0], factor(1), into);
+    if (l[0] == 0) return log.scale(l[1], factor(0), into);
     exact = false;  // a product of two moving values is no affine function: checked per CTA
     *into = 0;
     return true;
@@ -125,7 +135,13 @@ void Machine<D>::affine_product(std::uint32_t t, const Instr& in, std::int64_t x
                                 std::uint32_t lb, std::int64_t p, std::uint32_t* out) {
   CtaAffineLog& log = *aff_;
   std::uint32_t lp = 0;
-  bool ok = lb == 0 ? log.scale(la, y, &lp) : la == 0 ? log.scale(lb, x, &lp) : false;
+  // mad.wide reads its factors at the instruction's type (as affine_int's).
+  const DType ty = in.type;
+  auto factor = [&](std::int64_t v) {
+    if (in.op != Opcode::MadWide) return v;
+    return dtype_is_signed(ty) ? wrap(v, ty) : std::int64_t(std::uint64_t(wrap(v, ty)) & mask(ty));
+  };
+  bool ok = lb == 0 ? log.scale(la, factor(y), &lp) : la == 0 ? log.scale(lb, factor(x), &lp) : false;
   if (!ok && !log.broken() && in.op != Opcode::MadWide) {
     affine_break(t, "a pointer offset is a product of two values that depend on the CTA index");
     return;
@@ -143,7 +159,18 @@ void Machine<D>::affine_product(std::uint32_t t, const Instr& in, std::int64_t x
 template <class D>
 void Machine<D>::affine_access(std::uint32_t t, const Addr& a, const Memory<V>& m, std::int64_t byte,
                                std::size_t width) {
-  aff_->access(pc_[t], a.buf, m.name, m.space == Space::Global && !m.per_thread, m.bytes, m.unit, a.aff, byte, width);
+  // Only a tensor argument's elements are inputs that a move renames (or
+  // outputs whose CTAs the grid check places); module data (a .global
+  // table, initialized or not) holds the same values in every CTA, so an
+  // access to it must not move, and a write to it is not placed (breaks).
+  const bool global = m.space == Space::Global && !m.per_thread;
+  if (global && (a.aff != 0 || p_.code[pc_[t]].op != Opcode::Ld) &&
+      std::find(param_buf_.begin(), param_buf_.end(), a.buf) == param_buf_.end()) {
+    affine_break(t, a.aff != 0 ? "an address in the module data " + m.name + " depends on the CTA index"
+                               : "a write to the module data " + m.name);
+    return;
+  }
+  aff_->access(pc_[t], a.buf, m.name, global, m.bytes, m.unit, a.aff, byte, width);
   if (aff_->broken()) aff_ = nullptr;
 }
 

@@ -300,7 +300,16 @@ bool Machine<D>::release_groups() {
       if (!complete) continue;
     }
     collective(in, group);
-    join_clocks(group);
+    // Shuffles, votes, reductions and elect.sync exchange registers and wait
+    // for each other (PTX ISA, shfl.sync: "wait until all non-exited
+    // threads corresponding to membermask have executed shfl.sync"), but the
+    // memory consistency model gives them no ordering of memory: only
+    // bar.warp.sync "also guarantee[s] memory ordering among threads
+    // participating in barrier" (PTX ISA, bar.warp.sync), as __syncwarp()
+    // does in the CUDA guide. So a shared-memory store, a shuffle and a read
+    // of the neighbour's store race (compute-sanitizer's racecheck reports
+    // the same).
+    if (!exchanges_only(in.op)) join_clocks(group);
     record_sync(in, group);
     if (in.op == Opcode::Bar)
       ++stats_.block_syncs;

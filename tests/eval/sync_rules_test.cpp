@@ -389,3 +389,35 @@ TEST_CASE("__syncthreads() at two instructions is a deadlock naming the wait-for
   CHECK(contains(d.detail, "bar.sync is barrier.sync.aligned"));
   CHECK(r.notes.empty());
 }
+
+TEST_CASE("a shuffle orders no memory: store, shfl.sync, read of the neighbour's store is a race; bar.warp.sync orders it") {
+  // Lane i stores s[i] = x[i], shuffles with lane i ^ 1, then reads s[i ^ 1].
+  // shfl.sync waits for its members but the PTX memory model gives it no
+  // ordering of memory (only bar.warp.sync "also guarantee[s] memory
+  // ordering"); compute-sanitizer's racecheck reports this pattern too.
+  auto build = [](bool warp_sync) {
+    ProgramBuilder b("shfl_order");
+    auto x = b.param_pointer("x"), y = b.param_pointer("y");
+    auto s = b.shared("s", DType::F32, 32);
+    Reg lane = b.special(Special::LaneId);
+    Reg v = b.reg(DType::F32), w = b.reg(DType::F32);
+    b.load(v, x, lane);
+    b.at({"o.cu", 6, 5});
+    b.store(s, lane, v);
+    Reg r = b.reg(DType::F32);
+    b.mov(r, b.shfl(ShflMode::Bfly, v, b.imm(DType::U32, 1)));
+    if (warp_sync) b.warp_sync(0xffffffffu);
+    b.at({"o.cu", 9, 5});
+    b.load(w, s, b.xor_(lane, b.imm(DType::U32, 1)));
+    b.store(y, lane, b.add(w, r));
+    return b.finish();
+  };
+  ExprContext c;
+  auto racy = run(build(false), threads(32), c);
+  REQUIRE(!racy.ok());
+  CHECK(racy.diagnostics[0].kind == DiagKind::Race);
+  CHECK(contains(racy.diagnostics[0].message, "s["));
+  auto ordered = run(build(true), threads(32), c);
+  INFO((ordered.ok() ? "" : ordered.diagnostics[0].text()));
+  CHECK(ordered.ok());
+}

@@ -1,0 +1,356 @@
+// "ctas": "all" by CTA classes (docs/architecture.md, decision 14): both
+// kernels' grids in classes, the output elements reduced to one comparison
+// per distinct renaming, and the share of a shard (--shard, docs/cli.md
+// "Sharding"). The classes themselves: cta_classes.cpp.
+#include "cta_classes.hpp"
+#include "grid.hpp"
+#include "internal.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tileverify::internal {
+
+namespace {
+
+// One comparison: the reference's value at its representative's element
+// ea renamed by d (per tensor) against the optimized one's at eb.
+struct Comparison {
+  std::string name;       // the output tensor
+  std::uint64_t element;  // the first element it stands for
+  std::uint64_t elements = 0;  // how many it stands for
+  Cover ca, cb;
+  std::vector<std::int64_t> d;
+};
+
+struct Plan {
+  std::vector<std::string> tensors;  // the tensors d names, in order
+  std::vector<Comparison> comparisons;
+  std::uint64_t elements = 0;
+  // An element only one kernel writes (the first): the answer, if any.
+  struct OneSided {
+    std::string name;
+    std::uint64_t element;
+    Cover ca, cb;
+  };
+  std::optional<OneSided> one_sided;
+};
+
+std::optional<std::int64_t> shift_of(const KernelClasses& k, const Cover& cv, const std::string& t) {
+  const auto& m = k.classes[cv.cls].shifts[cv.member];
+  auto it = m.find(t);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+// Element e of an output is, in kernel k, the representative's element moved
+// by the member's shifts s_k (a renaming of the inputs). Both values at e
+// are equal iff R∘s_a = O∘s_b, iff R∘(s_a - s_b) = O (apply the inverse
+// renaming s_b to both sides): one comparison per distinct
+// (representatives' elements, s_a - s_b), whatever the number of elements.
+Plan plan(const KernelClasses& a, const KernelClasses& b) {
+  Plan p;
+  for (const KernelClasses* k : {&a, &b})
+    for (const CtaClass& cl : k->classes)
+      for (const auto& kv : cl.shifts.front())
+        if (std::find(p.tensors.begin(), p.tensors.end(), kv.first) == p.tensors.end()) p.tensors.push_back(kv.first);
+  std::unordered_map<std::string, std::size_t> index;
+  std::set<std::string> names;
+  for (const auto& kv : a.covers) names.insert(kv.first);
+  for (const auto& kv : b.covers) names.insert(kv.first);
+  static const std::vector<Cover> kNone;
+  std::string key;
+  for (const std::string& name : names) {
+    const auto xi = a.covers.find(name), yi = b.covers.find(name);
+    const std::vector<Cover>& xs = xi == a.covers.end() ? kNone : xi->second;
+    const std::vector<Cover>& ys = yi == b.covers.end() ? kNone : yi->second;
+    for (std::uint64_t e = 0; e < std::max(xs.size(), ys.size()); ++e) {
+      const Cover ca = e < xs.size() ? xs[e] : Cover{}, cb = e < ys.size() ? ys[e] : Cover{};
+      const bool wa = ca.cls != Cover::kNoClass, wb = cb.cls != Cover::kNoClass;
+      if (!wa && !wb) continue;
+      if (!wa || !wb) {
+        if (!p.one_sided) p.one_sided = Plan::OneSided{name, e, ca, cb};
+        continue;
+      }
+      ++p.elements;
+      Comparison o{name, e, 0, ca, cb, {}};
+      o.d.reserve(p.tensors.size());
+      key.assign(name);
+      key.push_back('\0');
+      auto put = [&](std::uint64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+      put(ca.cls);
+      put(ca.elem);
+      put(cb.cls);
+      put(cb.elem);
+      for (const std::string& t : p.tensors) {
+        const std::optional<std::int64_t> sa = shift_of(a, ca, t), sb = shift_of(b, cb, t);
+        o.d.push_back(sa && sb ? *sa - *sb : 0);  // a tensor only one side reads: any shift of the other's
+        put(std::uint64_t(o.d.back()));
+      }
+      auto [it, fresh] = index.emplace(key, p.comparisons.size());
+      if (fresh) p.comparisons.push_back(std::move(o));
+      ++p.comparisons[it->second].elements;
+    }
+  }
+  return p;
+}
+
+// The comparisons of shard `index` of `count`: the (reference class,
+// optimized class) pairs, in the order of their first comparison, are the
+// units; with at least `count` of them, pair j goes to shard j % count (its
+// representatives run in that shard only); with fewer, the comparisons of
+// pair j are dealt in turn to the shards s with s % pairs == j (which then
+// all run its two representatives).
+std::vector<std::size_t> share(const Plan& p, unsigned index, unsigned count) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> pair_of;
+  std::vector<std::vector<std::size_t>> pairs;
+  for (std::size_t i = 0; i < p.comparisons.size(); ++i) {
+    auto [it, fresh] = pair_of.emplace(std::make_pair(p.comparisons[i].ca.cls, p.comparisons[i].cb.cls), pairs.size());
+    if (fresh) pairs.emplace_back();
+    pairs[it->second].push_back(i);
+  }
+  std::vector<std::size_t> mine;
+  const std::size_t n = pairs.size();
+  for (std::size_t j = 0; j < n; ++j) {
+    if (n >= count) {
+      if (j % count == index) mine.insert(mine.end(), pairs[j].begin(), pairs[j].end());
+      continue;
+    }
+    // The shards of pair j: j, j + n, j + 2n, ... below count.
+    if (index % n != j) continue;
+    const std::size_t k = (count - 1 - j) / n + 1, rank = index / n;
+    for (std::size_t c = 0; c < pairs[j].size(); ++c)
+      if (c % k == rank) mine.push_back(pairs[j][c]);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What makes two shards' reports reports of one check.
+std::string fingerprint(const Spec& spec, const std::vector<Launch>& launches) {
+  std::ostringstream os;
+  for (const auto& [name, v] : spec.sizes) os << name << '=' << v << ';';
+  for (const KernelSpec* k : {spec.ref ? &*spec.ref : nullptr, spec.opt ? &*spec.opt : nullptr}) {
+    if (!k) continue;
+    os << k->kernel << '|' << read_bytes(k->ptx) << '|';
+  }
+  for (const Launch& l : launches) {
+    os << l.grid.x << ',' << l.grid.y << ',' << l.grid.z << ';' << l.block.x << ',' << l.block.y << ',' << l.block.z << ';';
+    for (const LaunchArg& a : l.args) {
+      os << a.tensor.name << ':' << a.scalar << ':' << int(a.tensor.role) << ':';
+      for (std::uint64_t d : a.tensor.shape) os << d << 'x';
+      os << ';';
+    }
+  }
+  const std::string s = os.str();
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why) {
+  Report r;
+  r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
+  auto kernels = kernels_of(spec);
+  const bool sharded = run.shard_count > 1;
+  ExprContext c;
+  SymbolicDomain dom(c);
+  ConcreteDomain concrete;
+  std::vector<Program> programs;
+  std::vector<Launch> launches;
+  std::vector<KernelClasses> ks;
+  std::vector<KernelConstant> constants;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto p = load_program(*kernels[i].first, &r);
+    r.stats.parse_seconds += since(t0);
+    if (!p) return r;
+    const std::optional<Launch> l = checked_launch(spec, *kernels[i].first, *p, &r);
+    if (!l) return r;
+    add_constants(constants, *p, *l, kernels[i].second);
+    programs.push_back(std::move(*p));
+    launches.push_back(*l);
+  }
+  if (sharded) {
+    r.shard = ShardInfo{};
+    r.shard->index = run.shard_index;
+    r.shard->count = run.shard_count;
+    r.shard->fingerprint = fingerprint(spec, launches);
+  }
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    // A shard finds the classes from concrete runs (cheaper: no expressions),
+    // and runs symbolically only the representatives its comparisons need.
+    ks.push_back(sharded ? run_classes(programs[i], launches[i], concrete, run)
+                         : run_classes(programs[i], launches[i], dom, run));
+    KernelClasses& k = ks.back();
+    if (k.fallback.empty() && k.diagnostics.empty()) spread(programs[i], launches[i], k);
+    r.stats.eval_seconds += since(t0);
+    (i == 0 ? r.stats.ref : r.stats.opt) = k.stats;
+    if (!k.fallback.empty()) {
+      *why = kernels[i].second + ": " + k.fallback;
+      return std::nullopt;
+    }
+    take_diagnostics(r, k.diagnostics, kernels[i].second);
+    take_notes(r, k.notes, kernels[i].second);
+    for (const CtaClassSummary& s : summarize(k, kernels[i].second)) r.cta_classes.push_back(s);
+    if (!r.diagnostics.empty()) return r;
+  }
+  if (!limits) return r;
+  if (past(limits->deadline)) {
+    time_ran_out(r, "after running both kernels' CTA classes, before deciding the outputs");
+    return r;
+  }
+  KernelClasses& a = ks[0];
+  KernelClasses& b = ks[1];
+  const std::string& ref_name = kernels[0].second;
+  const std::string& opt_name = kernels[1].second;
+  const Plan pl = plan(a, b);
+  // The representatives' outputs a shard needs, run symbolically now.
+  auto need = [&](std::size_t k, std::uint32_t cls) -> bool {
+    CtaClass& cl = ks[k].classes[cls];
+    if (!cl.outputs.empty()) return true;
+    auto t0 = std::chrono::steady_clock::now();
+    Launch l = launches[k];
+    l.cta = cl.log->cta();
+    RunOptions o = run_options(run);
+    auto res = run_program(programs[k], l, dom, o);
+    r.stats.eval_seconds += since(t0);
+    if (!res.diagnostics.empty()) {
+      std::vector<Diagnostic> ds;
+      for (Diagnostic d : res.diagnostics) {
+        d.message = with_cta(l.cta, d.message);
+        ds.push_back(d);
+      }
+      take_diagnostics(r, ds, kernels[k].second);
+      return false;
+    }
+    cl.outputs = std::move(res.outputs);
+    return true;
+  };
+  auto value = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> Expr {
+    const auto& out = k.classes[cv.cls].outputs.at(name);
+    if (cv.elem >= out.size() || !out[cv.elem]) throw std::runtime_error("a class's output element has no value");
+    return *out[cv.elem];
+  };
+  // The value at the element itself: the representative's moved by the member's shifts.
+  auto real = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> std::optional<Expr> {
+    auto moved =
+        c.shift_symbols({value(k, cv, name)}, [&](const std::string& t) { return shift_of(k, cv, t).value_or(0); });
+    if (!moved) return std::nullopt;
+    return moved->front();
+  };
+  if (pl.one_sided) {
+    // Every shard sees it (the plan is the same in each): the answer.
+    const Plan::OneSided& o = *pl.one_sided;
+    const bool wa = o.ca.cls != Cover::kNoClass;
+    if (!need(wa ? 0 : 1, wa ? o.ca.cls : o.cb.cls)) return r;
+    Mismatch m;
+    m.output = o.name;
+    m.element = o.element;
+    m.why = std::string(wa ? opt_name : ref_name) + " never writes " + o.name + "[" + std::to_string(o.element) +
+            "], which " + (wa ? ref_name : opt_name) + " writes";
+    const std::optional<Expr> x = wa ? real(a, o.ca, o.name) : std::nullopt;
+    const std::optional<Expr> y = wa ? std::nullopt : real(b, o.cb, o.name);
+    m.ref_expr = x ? abbreviate(c, *x) : "(not written)";
+    m.opt_expr = y ? abbreviate(c, *y) : "(not written)";
+    m.cta = (wa ? a : b).classes[(wa ? o.ca : o.cb).cls].members[(wa ? o.ca : o.cb).member];
+    r.verdict = Outcome::NotEquivalent;
+    r.mismatch = m;
+    return r;
+  }
+  std::vector<std::size_t> mine(pl.comparisons.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = i;
+  if (sharded) {
+    mine = share(pl, run.shard_index, run.shard_count);
+    r.shard->comparisons_total = pl.comparisons.size();
+    r.shard->elements_total = pl.elements;
+  }
+  for (std::size_t i : mine) {
+    if (!need(0, pl.comparisons[i].ca.cls) || !need(1, pl.comparisons[i].cb.cls)) return r;
+    if (past(limits->deadline)) {
+      time_ran_out(r, "while running the representatives of this shard's CTA classes");
+      return r;
+    }
+  }
+  // The reference's side of each comparison, moved by d: one renaming per
+  // (class, d) for all the outputs it moves.
+  std::vector<std::pair<Expr, Expr>> pairs(mine.size());
+  std::map<std::pair<std::uint32_t, std::vector<std::int64_t>>, std::vector<std::size_t>> groups;
+  for (std::size_t j = 0; j < mine.size(); ++j) groups[{pl.comparisons[mine[j]].ca.cls, pl.comparisons[mine[j]].d}].push_back(j);
+  for (const auto& [g, members] : groups) {
+    std::vector<Expr> roots;
+    for (std::size_t j : members) roots.push_back(value(a, pl.comparisons[mine[j]].ca, pl.comparisons[mine[j]].name));
+    const std::vector<std::int64_t>& d = g.second;
+    auto moved = c.shift_symbols(roots, [&](const std::string& t) {
+      auto it = std::find(pl.tensors.begin(), pl.tensors.end(), t);
+      return it == pl.tensors.end() ? std::int64_t(0) : d[std::size_t(it - pl.tensors.begin())];
+    });
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const Comparison& o = pl.comparisons[mine[members[m]]];
+      if (moved) {
+        pairs[members[m]] = {(*moved)[m], value(b, o.cb, o.name)};
+        continue;
+      }
+      // Moved below element 0: compare at the element itself.
+      const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
+      if (!x || !y) throw std::runtime_error("an output element's inputs leave the index range");
+      pairs[members[m]] = {*x, *y};
+    }
+  }
+  std::vector<Diagnostic> reading_notes;
+  const DecideLimits dl = read_constants(*limits, constants, {}, &reading_notes);
+  auto t0 = std::chrono::steady_clock::now();
+  DecideLimits stop = dl;
+  stop.stop_at_first_refuted = true;
+  const std::vector<Decision> ds = decide_all(c, pairs, stop, dl.threads);
+  r.stats.decide_seconds = since(t0);
+  std::vector<bool> read(dl.constant_readings.size(), false);
+  bool all_proved = true;
+  std::uint64_t elements = 0;
+  for (std::size_t j = 0; j < ds.size(); ++j) {
+    for (std::size_t i : ds[j].constants_read) read[i] = true;
+    all_proved = all_proved && ds[j].proved();
+    elements += pl.comparisons[mine[j]].elements;
+  }
+  for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
+    if (!reading_notes[i].message.empty() && (read[i] || (dl.constant_readings[i].ln2_power == 0 && !all_proved)))
+      r.notes.push_back(reading_notes[i]);
+  r.stats.comparisons = mine.size();
+  r.stats.outputs_compared = elements;
+  r.stats.proved = all_proved ? elements : 0;
+  for (std::size_t j = 0; j < ds.size(); ++j) {
+    if (ds[j].proved()) continue;
+    const bool refuted = ds[j].refuted();
+    if (r.verdict == Outcome::NotEquivalent) break;
+    if (!refuted && r.mismatch) continue;
+    // The evidence at a real element: both values there, decided again (the
+    // comparison's inputs were renamed).
+    const Comparison& o = pl.comparisons[mine[j]];
+    const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
+    Decision d = ds[j];
+    if (x && y && refuted) d = decide_equal(c, *x, *y, dl);
+    r.mismatch = mismatch_of(c, o.name, o.element, x ? *x : pairs[j].first, y ? *y : pairs[j].second, d);
+    r.mismatch->cta = a.classes[o.ca.cls].members[o.ca.member];
+    r.verdict = d.refuted() ? Outcome::NotEquivalent : Outcome::Unknown;
+  }
+  return r;
+}
+
+}  // namespace tileverify::internal
