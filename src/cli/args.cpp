@@ -87,6 +87,21 @@ std::string parse_cta(const std::string& text, Dim3* out) {
   return "";
 }
 
+std::string parse_shard(const std::string& text, unsigned* index, unsigned* count) {
+  const std::string rule = "--shard is I/N: shard I (0 to N - 1) of N shards, N from 2 to 4096, like 0/4";
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) return "--shard " + as_given(text) + ": no '/'; " + rule;
+  const std::string i = text.substr(0, slash), n = text.substr(slash + 1);
+  std::uint64_t iv = 0, nv = 0;
+  if (!all_digits(i) || !digits_value(i, 4095, &iv)) return "--shard " + as_given(text) + ": I is " + as_given(i) + "; " + rule;
+  if (!all_digits(n) || !digits_value(n, 4096, &nv) || nv < 2)
+    return "--shard " + as_given(text) + ": N is " + as_given(n) + "; " + rule;
+  if (iv >= nv) return "--shard " + as_given(text) + ": I must be below N; " + rule;
+  *index = unsigned(iv);
+  *count = unsigned(nv);
+  return "";
+}
+
 std::string parse_timeout(const std::string& text, double* seconds) {
   const std::string rule = "it must be a number of seconds from 0 to 1000000 (0: no time limit), like 300 or 2.5";
   // Plain decimal notation only: strtod would also take "inf", "nan" and

@@ -23,6 +23,8 @@ std::string parse_count(const std::string& option, const std::string& text, std:
 // --cta x,y,z: 1 to 3 whole numbers below 2^31 (CUDA's largest grid x is
 // 2^31 - 1); missing components are 0.
 std::string parse_cta(const std::string& text, Dim3* out);
+// --shard I/N: shard I (0 to N - 1) of N, N from 2 to 4096.
+std::string parse_shard(const std::string& text, unsigned* index, unsigned* count);
 
 // --timeout SECONDS: 0 (no limit) or a positive finite number of seconds up
 // to kMaxTimeoutSeconds, in plain decimal notation (1.5, 30, 2e3).

@@ -12,6 +12,7 @@
 // (--max-memory); and whatever goes wrong inside still ends in a report in
 // the requested format, with an exit code a script can act on.
 #include "args.hpp"
+#include "merge.hpp"
 
 #include "tileverify/differential.hpp"
 #include "tileverify/equiv.hpp"
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
   // says what is allowed; CLI11's own conversions wrap or pass odd values.
   // Optional, not empty-means-absent: `--cta ""` is a bad value, not "no --cta".
   std::string spec_path;
+  std::optional<std::string> shard_text;
   std::optional<std::string> cta, timeout_text, memory_text, threads_text, trials_text, seed_text, shapes_text;
   std::vector<std::string> size_texts;  // --size, each occurrence
   auto into = [](std::optional<std::string>& to) { return [&to](const std::string& v) { to = v; }; };
@@ -421,6 +423,11 @@ int main(int argc, char** argv) {
     sub->add_flag("--strict", strict,
                   "report what sm_70+ GPUs tolerate but the CUDA guide leaves undefined as unsafe (exit 2): barrier "
                   "divergence and unordered writes of the same value (default: notes in the report)");
+    sub->add_option_function<std::string>(
+           "--shard", into(shard_text),
+           "with \"ctas\": \"all\", check only shard I of N (0 to N - 1) of the comparisons; run all N (on N machines, "
+           "or N jobs) with --json and combine the reports with `tileverify merge` (docs/cli.md, \"Sharding\")")
+        ->type_name("I/N");
     sub->add_flag("--no-symmetry", no_symmetry,
                   "with \"ctas\": \"all\", run every CTA of the grid instead of one per class of CTAs that run the "
                   "same code on translated data (slower; the verdict is the same)");
@@ -456,6 +463,11 @@ int main(int argc, char** argv) {
                   "also run the kernels on the GPU: a not_equivalent counterexample is replayed in float; an "
                   "equivalent verdict gets a short float-hazard pass (docs/cuda.md)");
   equiv->add_option_function<std::string>("--device", into(device_text), "the CUDA device for --gpu (default 0)")->type_name("N");
+  CLI::App* merge = app.add_subcommand(
+      "merge", "combine the --json reports of the shards of a check run with --shard I/N into one verdict");
+  std::vector<std::string> merge_paths;
+  merge->add_option("reports", merge_paths, "the shards' JSON reports")->required()->type_name("REPORT.json");
+  merge->add_flag("--json", as_json, "print a machine-readable report");
   CLI::App* test = app.add_subcommand(
       "test", "run ref and opt on the GPU on generated inputs and compare their float outputs (differential testing; "
               "needs a CUDA GPU)");
@@ -489,6 +501,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 4;
   }
 
+  if (merge->parsed()) return cli::run_merge(merge_paths, as_json);
+
   // The option values, each checked; the first bad one is the answer.
   double timeout = cli::kDefaultTimeoutSeconds;
   std::uint64_t max_memory = default_memory, threads = 0, seed = 1, trials = 100;
@@ -497,6 +511,10 @@ int main(int argc, char** argv) {
   if (bad.empty() && timeout_text) bad = cli::parse_timeout(*timeout_text, &timeout);
   if (bad.empty() && memory_text) bad = cli::parse_size("--max-memory", *memory_text, &max_memory);
   if (bad.empty() && cta) bad = cli::parse_cta(*cta, &cta_dims);
+  unsigned shard_index = 0, shard_count = 1;
+  if (bad.empty() && shard_text) bad = cli::parse_shard(*shard_text, &shard_index, &shard_count);
+  if (bad.empty() && shard_text && shapes_text) bad = "--shard checks one size; it cannot be combined with --shapes";
+  if (bad.empty() && shard_text && gpu) bad = "--shard cannot be combined with --gpu (run --gpu once, unsharded)";
   if (bad.empty() && threads_text)
     bad = cli::parse_count("--threads", *threads_text, 0, 1024, "0: one per hardware thread", &threads);
   if (test->parsed()) trials = 2;
@@ -568,6 +586,8 @@ int main(int argc, char** argv) {
     spec.strict = spec.strict || strict;
     std::string outside = cta ? cta_problem(spec, spec_path) : "";
     if (!outside.empty()) return error_report(outside, spec_path);
+    if (shard_count > 1 && !spec.all_ctas)
+      return error_report(spec_path + ": --shard splits a whole-grid check: the spec needs \"ctas\": \"all\"", spec_path);
     if (equiv->parsed()) {
       tileverify::DecideLimits limits;
       limits.threads = unsigned(threads);
@@ -575,6 +595,8 @@ int main(int argc, char** argv) {
       limits.max_memory_bytes = max_memory;
       limits.grid_progress = grid_progress;
       limits.cta_classes = !no_symmetry;
+      limits.shard_index = shard_index;
+      limits.shard_count = shard_count;
       // --timeout bounds the whole check, and also any one output.
       if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
       // Progress on stderr for checks that take a while: a line every 2 s.
@@ -607,6 +629,8 @@ int main(int argc, char** argv) {
     limits.max_memory_bytes = max_memory;
     limits.grid_progress = grid_progress;
     limits.cta_classes = !no_symmetry;
+    limits.shard_index = shard_index;
+    limits.shard_count = shard_count;
     return tileverify::check(spec, limits);
   };
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -133,36 +134,25 @@ std::vector<std::size_t> share(const Plan& p, unsigned index, unsigned count) {
   return mine;
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
-// What makes two shards' reports reports of one check.
-std::string fingerprint(const Spec& spec, const std::vector<Launch>& launches) {
+}  // namespace
+
+std::string check_fingerprint(const Spec& spec) {
   std::ostringstream os;
+  os << spec.all_ctas << ';';
   for (const auto& [name, v] : spec.sizes) os << name << '=' << v << ';';
   for (const KernelSpec* k : {spec.ref ? &*spec.ref : nullptr, spec.opt ? &*spec.opt : nullptr}) {
     if (!k) continue;
-    os << k->kernel << '|' << read_bytes(k->ptx) << '|';
-  }
-  for (const Launch& l : launches) {
-    os << l.grid.x << ',' << l.grid.y << ',' << l.grid.z << ';' << l.block.x << ',' << l.block.y << ',' << l.block.z << ';';
-    for (const LaunchArg& a : l.args) {
-      os << a.tensor.name << ':' << a.scalar << ':' << int(a.tensor.role) << ':';
-      for (std::uint64_t d : a.tensor.shape) os << d << 'x';
-      os << ';';
-    }
+    std::ifstream in(k->ptx, std::ios::binary);
+    os << k->kernel << '|' << std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) << '|';
   }
   const std::string s = os.str();
-  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
-
-}  // namespace
 
 std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why) {
   Report r;
@@ -191,7 +181,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     r.shard = ShardInfo{};
     r.shard->index = run.shard_index;
     r.shard->count = run.shard_count;
-    r.shard->fingerprint = fingerprint(spec, launches);
+    r.shard->fingerprint = check_fingerprint(spec);
   }
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     auto t0 = std::chrono::steady_clock::now();

@@ -205,6 +205,9 @@ Report check_one(const Spec& spec, const RunLimits& limits);
 Report equivalence_one(const Spec& spec, const DecideLimits& limits);
 Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits);
 Report grid_check_each(const Spec& spec, const RunLimits& run, const DecideLimits* limits);
+// A shard other than 0 of a check that shard 0 does whole: the report of
+// nothing done (merge takes shard 0's).
+Report nothing_to_do(const Spec& spec, const RunLimits& run, const DecideLimits* limits, const std::string& why);
 
 using Outputs = std::map<std::string, std::vector<std::optional<Expr>>>;
 // bo's handles are in c2 when given (the optimized kernel ran into its own
@@ -218,13 +221,36 @@ Report decide_outputs(Report r, ExprContext& c, const Outputs& ao, const Outputs
                       const std::optional<Dim3>& one_cta_of_many = std::nullopt);
 
 Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits) {
+  // A sharded check splits the comparisons of CTA classes (class_check);
+  // a check without them (`check`, or a grid that goes CTA by CTA) is done
+  // whole by shard 0, and the other shards report that they did nothing.
+  const bool sharded = run.shard_count > 1;
+  RunLimits whole = run;
+  whole.shard_count = 1;
+  whole.shard_index = 0;
+  if (sharded && !limits && run.shard_index != 0)
+    return nothing_to_do(spec, run, limits, "a check has no comparisons to split");
   std::string unused;
   if (run.cta_classes) {
-    std::optional<Report> by_classes = class_check(spec, run, limits, &unused);
-    if (by_classes) return std::move(*by_classes);
+    std::optional<Report> by_classes = class_check(spec, limits ? run : whole, limits, &unused);
+    if (by_classes) {
+      if (sharded && !by_classes->shard)
+        by_classes->shard = ShardInfo{run.shard_index, run.shard_count, check_fingerprint(spec), 0, 0, true};
+      return std::move(*by_classes);
+    }
   }
-  Report r = grid_check_each(spec, run, limits);
+  if (sharded && run.shard_index != 0) return nothing_to_do(spec, run, limits, unused);
+  Report r = grid_check_each(spec, whole, limits);
   r.cta_classes_unused = unused;
+  if (sharded) r.shard = ShardInfo{0, run.shard_count, check_fingerprint(spec), 0, 0, true};
+  return r;
+}
+
+Report nothing_to_do(const Spec& spec, const RunLimits& run, const DecideLimits* limits, const std::string& why) {
+  Report r;
+  r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
+  r.cta_classes_unused = why;
+  r.shard = ShardInfo{run.shard_index, run.shard_count, check_fingerprint(spec), 0, 0, true};
   return r;
 }
 

@@ -133,7 +133,25 @@ std::string launch_contract_headline(const std::vector<ContractScan>& scans) {
 
 std::string Report::text() const {
   std::ostringstream os;
-  switch (verdict) {
+  // A shard's verdict is about its share only; merge gives the check's.
+  if (shard && shard->whole && shard->index != 0 && (verdict == Outcome::Equivalent || verdict == Outcome::Ok)) {
+    os << "NOTHING TO DO in shard " << shard->index << " of " << shard->count << " (check " << shard->fingerprint
+       << "): shard 0 checks the whole grid";
+    if (!cta_classes_unused.empty()) os << " (" << cta_classes_unused << ")";
+    os << "; `tileverify merge` takes its verdict\n";
+    return os.str();
+  }
+  if (shard && !shard->whole && verdict == Outcome::Equivalent) {
+    os << "EQUIVALENT on shard " << shard->index << " of " << shard->count << ": its " << stats.comparisons
+       << " comparisons are proved, for " << stats.outputs_compared
+       << " output elements; `tileverify merge` of every shard's --json report gives the check's verdict\n";
+  }
+  switch (shard && !shard->whole && verdict == Outcome::Equivalent ? Outcome::Error : verdict) {
+    case Outcome::Error:
+      if (verdict == Outcome::Equivalent) break;  // the shard's line above
+      // Launch errors come as diagnostics (below), with the kernel they concern.
+      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
+      break;
     case Outcome::Equivalent:
       os << "EQUIVALENT: every output element is the same function of the inputs (" << stats.proved << " of "
          << stats.outputs_compared << " proved)\n";
@@ -155,10 +173,6 @@ std::string Report::text() const {
         os << "UNKNOWN: " << error << "\n";
       else
         os << "UNKNOWN: a limit was reached before the check finished\n";
-      break;
-    case Outcome::Error:
-      // Launch errors come as diagnostics (below), with the kernel they concern.
-      os << "ERROR: " << (error.empty() && !diagnostics.empty() ? "the spec does not fit the kernel" : error) << "\n";
       break;
     case Outcome::Unsupported:
       os << "UNSUPPORTED: outside what tileverify verifies\n";
@@ -213,7 +227,18 @@ std::string Report::text() const {
       os << "  " << stats.outputs_compared << " output elements, " << stats.comparisons
          << " distinct comparisons after renaming\n";
   }
-  if (!cta_classes_unused.empty()) os << "  CTA by CTA (no CTA classes): " << cta_classes_unused << "\n";
+  if (shard && shard->whole && shard->index != 0) {
+    os << "  shard " << shard->index << " of " << shard->count << ": nothing to do here, shard 0 checks the whole grid"
+       << (cta_classes_unused.empty() ? std::string() : " (" + cta_classes_unused + ")") << "\n";
+  } else if (!cta_classes_unused.empty()) {
+    os << "  CTA by CTA (no CTA classes): " << cta_classes_unused << "\n";
+  }
+  if (shard && !(shard->whole && shard->index != 0))
+    os << "  shard " << shard->index << " of " << shard->count << " (check " << shard->fingerprint << "): "
+       << (shard->whole ? std::string("the whole check")
+                        : std::to_string(stats.comparisons) + " of the " + std::to_string(shard->comparisons_total) +
+                              " comparisons")
+       << "; `tileverify merge` combines the shards' --json reports\n";
   if (verdict != Outcome::Error)
     os << "  time: parse " << stats.parse_seconds << " s, evaluate " << stats.eval_seconds << " s, decide "
      << stats.decide_seconds << " s\n";
@@ -278,6 +303,13 @@ std::string Report::json() const {
     j["cta_classes"] = classes;
   }
   if (!cta_classes_unused.empty()) j["cta_classes_unused"] = cta_classes_unused;
+  if (shard)
+    j["shard"] = {{"index", shard->index},
+                  {"count", shard->count},
+                  {"fingerprint", shard->fingerprint},
+                  {"comparisons_total", shard->comparisons_total},
+                  {"elements_total", shard->elements_total},
+                  {"whole", shard->whole}};
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;
