@@ -152,6 +152,7 @@ void CtaAffineLog::access(std::uint32_t pc, std::uint32_t buf, const std::string
     b.lid = lid;
     b.lo = byte;
     b.hi = byte + std::int64_t(width);
+    b.align = width;
     buffers_.emplace(buf, b);
     return;
   }
@@ -166,6 +167,7 @@ void CtaAffineLog::access(std::uint32_t pc, std::uint32_t buf, const std::string
   }
   b.lo = std::min(b.lo, byte);
   b.hi = std::max(b.hi, byte + std::int64_t(width));
+  b.align = std::max<std::uint64_t>(b.align, width);
 }
 
 void CtaAffineLog::break_at(std::uint32_t pc, const std::string& why) {
@@ -208,6 +210,9 @@ bool CtaAffineLog::translates_to(const Dim3& c, std::string* why) const {
     std::int64_t s;
     if (!moved(b.lid, d, &s)) return no(kNone, "an address of " + b.name + " overflows");
     if (s % std::int64_t(b.element_bytes) != 0) return no(kNone, "the accesses to " + b.name + " move by part of an element");
+    // A vector access aligned in c0 stays aligned when the move is a
+    // multiple of its width (accesses are aligned to their own width).
+    if (s % std::int64_t(b.align) != 0) return no(kNone, "a vector access to " + b.name + " would be misaligned");
     if (b.lo + s < 0 || b.hi + s > std::int64_t(b.bytes)) return no(kNone, "an access falls outside " + b.name);
   }
   for (const Check& k : seen_) {

@@ -118,6 +118,7 @@ class CtaAffineLog {
     std::uint32_t element_bytes = 1;
     std::uint32_t lid = 0;
     std::int64_t lo = 0, hi = 0;  // bytes [lo, hi) touched
+    std::uint64_t align = 1;      // the widest access: a move must keep it aligned
   };
   struct CheckHash {
     std::size_t operator()(const Check& c) const;

@@ -584,12 +584,21 @@ class Machine {
   // ------------------------------------------------------------ CTA classes
   // How values move with the CTA index, in a run that records it
   // (cta_affine.hpp; machine_affine.cpp).
+  // Every special register that depends on the CTA index: %ctaid, and
+  // %clusterid (= %ctaid without clusters; CTA classes do not run clusters).
   std::uint32_t special_aff(Special s) {
     switch (s) {
       case Special::CtaidX: return aff_->unit(0);
       case Special::CtaidY: return aff_->unit(1);
       case Special::CtaidZ: return aff_->unit(2);
-      default: return 0;
+      case Special::ClusteridX:
+      case Special::ClusteridY:
+      case Special::ClusteridZ:
+        if (cluster_.count() == 1)
+          return aff_->unit(s == Special::ClusteridX ? 0 : s == Special::ClusteridY ? 1 : 2);
+        aff_->break_at(kNone, "%clusterid in a launch with clusters");
+        return 0;
+      default: return 0;  // the thread's own index and the launch's shape
     }
   }
   // The run can no longer stand for other CTAs: the log keeps why, and

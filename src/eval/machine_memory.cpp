@@ -336,6 +336,8 @@ void Machine<D>::read_halves(std::uint32_t t, const Addr& a, std::size_t count, 
 template <class D>
 void Machine<D>::check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a, std::size_t width, std::size_t count) {
   if (count > 1 && a.offset % std::int64_t(width * count) != 0) misaligned(t, m, a.offset, width * count);
+  // The whole vector's alignment must survive a move to another CTA.
+  if (__builtin_expect(aff_ != nullptr, 0) && count > 1) affine_access(t, a, m, a.offset, width * count);
 }
 
 template <class D>

@@ -313,8 +313,9 @@ TEST_CASE("CTA classes: integers whose move with blockIdx the log must not take 
   // factor is the register read at the instruction's type (4294967295 for
   // .u32, -1 for .s32), whatever type wrote it. And initialized .global
   // tables indexed by blockIdx.x: CTA c reads table[c], not table[0].
+  // And %clusterid, which is %ctaid in a launch without clusters.
   for (const char* spec : {"wide_u32_neg.json", "madwide_u32_neg.json", "wide_s32_neg.json", "table_f32.json",
-                           "table_int.json"}) {
+                           "table_int.json", "clusterid.json"}) {
     for (const std::int64_t g : {std::int64_t(24), std::int64_t(14)}) {
       const Both b = both(kCases / spec, {{"G", g}});
       INFO(b.what);
@@ -322,6 +323,18 @@ TEST_CASE("CTA classes: integers whose move with blockIdx the log must not take 
       CHECK(b.on.verdict == Outcome::NotEquivalent);
     }
   }
+}
+
+TEST_CASE("CTA classes: a vector access stays aligned only if the move is a multiple of its width") {
+  // ld.global.v4 whose address moves by 33 floats per CTA: a move by whole
+  // elements, but CTA 1's vector is misaligned (a GPU faults there).
+  const Both b = both(kCases / "vec_skew.json", {{"G", 24}});
+  INFO(b.what);
+  CHECK(b.off.verdict == Outcome::Unsupported);
+  CHECK(b.on.verdict == b.off.verdict);
+  REQUIRE(!b.on.diagnostics.empty());
+  CHECK(b.on.diagnostics[0].message.find("CTA (1,0,0)") != std::string::npos);
+  CHECK(b.on.diagnostics[0].message.find("misaligned") != std::string::npos);
 }
 
 TEST_CASE("CTA classes: what the log cannot describe runs CTA by CTA") {
