@@ -176,15 +176,8 @@ void Machine<D>::affine_access(std::uint32_t t, const Addr& a, const Memory<V>& 
 
 template <class D>
 void Machine<D>::affine_operands(std::uint32_t t, const Instr& in) {
-  switch (in.op) {
-    case Opcode::Ld:
-    case Opcode::St:
-    case Opcode::Bra:
-    case Opcode::Ret:
-    case Opcode::Fence:
-      return;  // addresses are checked where they are accessed (cell), stored values in store
-    default: break;
-  }
+  // (ld and st are not here: their addresses are checked where they are
+  // accessed, in cell, and stored values in store.)
   for (std::size_t i = 0; i < in.src.size(); ++i) {
     const Operand& o = in.src[i];
     if (o.kind != Operand::Kind::Reg) continue;

@@ -657,21 +657,10 @@ void Machine<D>::step(std::uint32_t t) {
       return;
     }
   }
-  switch (in.op) {
-    case Opcode::Bra:
-    case Opcode::Ret:
-    case Opcode::Ld:
-    case Opcode::St:
-    case Opcode::Fence:
-      break;
-    default:
-      // The instructions this switch runs itself (not the ALU's): their
-      // operands, in a run that records how values move with the CTA index.
-      if (__builtin_expect(aff_ != nullptr, 0) &&
-          steps_itself(in.op))
-        affine_operands(t, in);
-      break;
-  }
+  // The synchronizing and collective instructions the switch below runs
+  // itself (not the ALU's, not plain accesses): their operands, in a run that
+  // records how values move with the CTA index.
+  if (__builtin_expect(aff_ != nullptr, 0) && steps_itself(in.op)) affine_operands(t, in);
   switch (in.op) {
     case Opcode::Bra:
       if (in.target <= pc) check_way_out(t, in.target);  // only a loop can keep a thread forever

@@ -337,6 +337,23 @@ TEST_CASE("CTA classes: a vector access stays aligned only if the move is a mult
   CHECK(b.on.diagnostics[0].message.find("misaligned") != std::string::npos);
 }
 
+TEST_CASE("CTA classes: a stray CTA that overwrites another's tile is a race between the two") {
+  // One CTA more than tiles; tile indices clamped to the last tile: CTA G
+  // writes CTA G - 1's tile with other values. The classes place every
+  // CTA's writes, find the element two CTAs write, and the CTA-by-CTA run
+  // then reports the race with both accesses.
+  for (const std::int64_t g : {std::int64_t(24), std::int64_t(5)}) {
+    const Both b = both(kCases / "stray_tile.json", {{"G", g}});
+    INFO(b.what);
+    CHECK(b.off.verdict == Outcome::Race);
+    CHECK(b.on.verdict == Outcome::Race);
+    REQUIRE(!b.on.diagnostics.empty());
+    const std::string& m = b.on.diagnostics[0].message;
+    CHECK(m.find("CTA (" + std::to_string(g - 1) + ",0,0) and CTA (" + std::to_string(g) + ",0,0)") != std::string::npos);
+    CHECK(b.on.cta_classes_unused.find("both touch") != std::string::npos);
+  }
+}
+
 TEST_CASE("CTA classes: what the log cannot describe runs CTA by CTA") {
   struct Case {
     const char* spec;
