@@ -102,6 +102,12 @@ void Machine<D>::affine_int(std::uint32_t t, const Instr& in, const std::int64_t
       }
       break;
     }
+    case Opcode::Rem:
+      // x mod k moves with x while x stays within one multiple of k (the
+      // quotient's division, pinned, says so): a 1D grid's pid % grid_n is
+      // the column of a row of tiles.
+      if (l[1] == 0) lr = l[0];
+      break;
     case Opcode::Or:
     case Opcode::Xor: ok = log.add(l[0], l[1], &lr); break;  // of disjoint bits: an add
     case Opcode::Min:

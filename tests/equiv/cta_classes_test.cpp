@@ -354,6 +354,29 @@ TEST_CASE("CTA classes: a stray CTA that overwrites another's tile is a race bet
   }
 }
 
+TEST_CASE("CTA classes: Triton's 1D grid of tiles (pid // grid_n, pid % grid_n) is one class per row of tiles") {
+  // PTX as Triton 3.6 emitted it: the row is a quotient (pinned, checked per
+  // CTA), the column a remainder that moves with pid within the row.
+  const fs::path spec =
+      kExamples.parent_path() / "triton" / "sm80" / "matmul_f32_grid256.json";
+  const Both b = both(spec, {});
+  INFO(b.what);
+  CHECK(b.on.verdict == Outcome::Equivalent);
+  CHECK(b.off.verdict == Outcome::Equivalent);
+  std::size_t opt_classes = 0;
+  std::uint64_t opt_ctas = 0;
+  for (const tileverify::CtaClassSummary& c : b.on.cta_classes)
+    if (c.kernel.rfind("opt", 0) == 0) {
+      ++opt_classes;
+      opt_ctas += c.ctas;
+      CHECK(c.ctas == 8);           // a row of 8 tiles
+      CHECK(c.low.x % 8 == 0);      // starting at a row
+      CHECK(c.high.x == c.low.x + 7);
+    }
+  CHECK(opt_classes == 8);
+  CHECK(opt_ctas == 64);
+}
+
 TEST_CASE("CTA classes: what the log cannot describe runs CTA by CTA") {
   struct Case {
     const char* spec;
