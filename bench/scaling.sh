@@ -1,7 +1,8 @@
 #!/bin/sh
 # Whole-grid scaling ("ctas": "all"): the examples/kernels/scaling pairs at
 # growing sizes, with CTA classes and without (--no-symmetry), one line per
-# run: wall time, peak memory, verdict, and the classes of each kernel.
+# run: wall time, peak memory, verdict, and the classes of each kernel
+# (and the size-parametric row softmax of examples/kernels/sized).
 # docs/performance.md ("Whole grid at real sizes") holds a measured table.
 #
 #   bench/scaling.sh [path/to/tileverify] [--quick]
@@ -48,6 +49,13 @@ for spec in smem32.sizes.json reg64.sizes.json; do
   for n in 128 256; do
     run "$spec" "$n³" --no-symmetry --size M=$n --size N=$n --size K=$n
   done
+done
+for n in 128 256 512 1024 1000; do
+  [ -n "$quick" ] && [ "$n" -gt 256 ] && continue
+  run ../sized/softmax_rows.sizes.json "$n rows of $n" --size M=$n --size N=$n
+done
+for n in 128 256; do
+  run ../sized/softmax_rows.sizes.json "$n rows of $n" --no-symmetry --size M=$n --size N=$n
 done
 for n in 512 1024 4096; do
   [ -n "$quick" ] && [ "$n" -gt 512 ] && continue
