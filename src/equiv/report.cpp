@@ -206,9 +206,11 @@ std::string Report::text() const {
   if (!cta_classes.empty()) {
     // Per kernel: its classes, each with its representative and the box of its CTAs.
     std::string kernel;
+    std::size_t shown = 0;  // of this kernel's classes; a few are listed
     for (const CtaClassSummary& c : cta_classes) {
       if (c.kernel != kernel) {
         kernel = c.kernel;
+        shown = 0;
         std::size_t n = 0;
         std::uint64_t ctas = 0;
         for (const CtaClassSummary& d : cta_classes)
@@ -218,6 +220,10 @@ std::string Report::text() const {
           }
         os << "  CTA classes of " << kernel << ": " << n << (n == 1 ? " class" : " classes") << " for " << ctas
            << (ctas == 1 ? " CTA" : " CTAs") << "\n";
+      }
+      if (++shown > 8) {
+        if (shown == 9) os << "    ... (--json lists every class)\n";
+        continue;
       }
       os << "    CTA (" << c.representative.x << "," << c.representative.y << "," << c.representative.z
          << ") stands for " << c.ctas << (c.ctas == 1 ? " CTA" : " CTAs") << " (x " << c.low.x << "-" << c.high.x
