@@ -625,9 +625,23 @@ class Machine {
   // except its addresses.
   void affine_operands(std::uint32_t t, const Instr& in);
   // Warp collectives that order no memory between their members
-  // (machine_schedule.cpp, release_groups).
+  // (machine_schedule.cpp, release_groups): register exchanges and the
+  // warp-wide matrix instructions (whose own accesses happen at the
+  // collective, checked against the members' earlier ones).
   static bool exchanges_only(Opcode op) {
-    return op == Opcode::Shfl || op == Opcode::Vote || op == Opcode::Redux || op == Opcode::ElectSync;
+    switch (op) {
+      case Opcode::Shfl:
+      case Opcode::Vote:
+      case Opcode::Redux:
+      case Opcode::ElectSync:
+      case Opcode::Mma:
+      case Opcode::LdMatrix:
+      case Opcode::StMatrix:
+      case Opcode::WmmaLoad:
+      case Opcode::WmmaMma:
+      case Opcode::WmmaStore: return true;
+      default: return false;
+    }
   }
   // The opcodes step() runs itself rather than through the ALU (compute).
   static bool steps_itself(Opcode op) {

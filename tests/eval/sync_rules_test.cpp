@@ -421,3 +421,38 @@ TEST_CASE("a shuffle orders no memory: store, shfl.sync, read of the neighbour's
   INFO((ordered.ok() ? "" : ordered.diagnostics[0].text()));
   CHECK(ordered.ok());
 }
+
+TEST_CASE("ldmatrix orders no memory either: a store, ldmatrix of another tile, the neighbour's store read is a race") {
+  // The PTX memory model gives the warp-wide matrix instructions no memory
+  // ordering; on an H100 compute-sanitizer's racecheck reports a store read
+  // by a later ldmatrix without __syncwarp (tools/gpu_checks/ldmatrix_order.cu).
+  // Here the ldmatrix reads another tile, filled and ordered before, and the
+  // race is between s[i] and the read of s[i ^ 1] after it.
+  auto build = [](bool warp_sync) {
+    ProgramBuilder b("ldmatrix_order");
+    auto x = b.param_pointer("x"), y = b.param_pointer("y");
+    auto s = b.shared("s", DType::F32, 32);
+    auto tile = b.shared("tile", DType::F16, 64);
+    Reg lane = b.special(Special::LaneId);
+    Reg v = b.reg(DType::F32), w = b.reg(DType::F32), h = b.reg(DType::F16);
+    b.load(v, x, lane);
+    b.load(h, x, lane);  // (a half of each lane's value: the tile's contents do not matter)
+    b.store(tile, lane, h);
+    b.store(tile, b.add(lane, b.imm(DType::U32, 32)), h);
+    b.warp_sync(0xffffffffu);
+    b.store(s, lane, v);
+    b.ldmatrix(1, false, tile, b.mul(b.and_(lane, b.imm(DType::U32, 7)), b.imm(DType::U32, 8)));
+    if (warp_sync) b.warp_sync(0xffffffffu);
+    b.load(w, s, b.xor_(lane, b.imm(DType::U32, 1)));
+    b.store(y, lane, w);
+    return b.finish();
+  };
+  ExprContext c;
+  auto racy = run(build(false), threads(32), c);
+  REQUIRE(!racy.ok());
+  CHECK(racy.diagnostics[0].kind == DiagKind::Race);
+  CHECK(contains(racy.diagnostics[0].message, "s["));
+  auto ordered = run(build(true), threads(32), c);
+  INFO((ordered.ok() ? "" : ordered.diagnostics[0].text()));
+  CHECK(ordered.ok());
+}
