@@ -858,14 +858,16 @@ std::vector<Expr> ExprContext::import(const ExprContext& other) {
   return map;
 }
 
-void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map) {
-  if (map.size() < other.size()) map.resize(other.size());
-  if (roots.empty()) return;  // (and no table of other's size to make)
-  // The nodes to copy: below the roots, not copied before.
+namespace {
+
+// The nodes of ctx below `roots` that skip(id) does not exclude, in handle
+// order (operands before the nodes that use them).
+template <class Skip>
+std::vector<std::uint32_t> nodes_below(const ExprContext& ctx, const std::vector<Expr>& roots, Skip skip) {
   std::vector<std::uint32_t> todo, stack;
-  std::vector<char> seen(other.size(), 0);
+  std::vector<char> seen(ctx.size(), 0);
   for (Expr r : roots)
-    if (r.valid() && !map[r.id].valid() && !seen[r.id]) {
+    if (r.valid() && !skip(r.id) && !seen[r.id]) {
       seen[r.id] = 1;
       stack.push_back(r.id);
     }
@@ -873,14 +875,24 @@ void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>
     const std::uint32_t id = stack.back();
     stack.pop_back();
     todo.push_back(id);
-    for (Expr c : other.children(Expr{id}))
-      if (!map[c.id].valid() && !seen[c.id]) {
+    for (Expr c : ctx.children(Expr{id}))
+      if (!skip(c.id) && !seen[c.id]) {
         seen[c.id] = 1;
         stack.push_back(c.id);
       }
   }
+  std::sort(todo.begin(), todo.end());
+  return todo;
+}
+
+}  // namespace
+
+void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>& roots, std::vector<Expr>& map) {
+  if (map.size() < other.size()) map.resize(other.size());
+  if (roots.empty()) return;  // (and no table of other's size to make)
+  // The nodes to copy: below the roots, not copied before; operands first.
+  const std::vector<std::uint32_t> todo = nodes_below(other, roots, [&](std::uint32_t id) { return map[id].valid(); });
   if (todo.empty()) return;
-  std::sort(todo.begin(), todo.end());  // operands first
   if (!unindexed_.empty()) index_unindexed();
   const std::uint32_t before = std::uint32_t(nodes_.size());
   std::vector<std::uint32_t> kids;
@@ -890,24 +902,7 @@ void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>
 std::optional<std::vector<Expr>> ExprContext::shift_symbols(
     const std::vector<Expr>& roots, const std::function<std::int64_t(const std::string&)>& shift) {
   // The nodes below the roots, operands first (handle order).
-  std::vector<std::uint32_t> todo, stack;
-  std::vector<char> seen(nodes_.size(), 0);
-  for (Expr r : roots)
-    if (r.valid() && !seen[r.id]) {
-      seen[r.id] = 1;
-      stack.push_back(r.id);
-    }
-  while (!stack.empty()) {
-    const std::uint32_t id = stack.back();
-    stack.pop_back();
-    todo.push_back(id);
-    for (Expr c : children(Expr{id}))
-      if (!seen[c.id]) {
-        seen[c.id] = 1;
-        stack.push_back(c.id);
-      }
-  }
-  std::sort(todo.begin(), todo.end());
+  const std::vector<std::uint32_t> todo = nodes_below(*this, roots, [](std::uint32_t) { return false; });
   if (!unindexed_.empty()) index_unindexed();
   std::vector<std::uint32_t> image(nodes_.size(), UINT32_MAX);  // node -> its image
   std::unordered_map<std::uint32_t, std::int64_t> moves;         // name id -> shift
