@@ -157,7 +157,7 @@ std::string Report::text() const {
          << stats.outputs_compared << " proved)\n";
       break;
     case Outcome::Ok: os << "OK: no race, deadlock, out-of-bounds or uninitialized access\n"; break;
-    case Outcome::Trap: os << "UNSAFE (trap): a thread reaches a failed assert() or a trap\n"; break;
+    case Outcome::Trap: os << "UNSAFE (trap): the launch would fail on a GPU (a failed assert(), a trap, or a fault)\n"; break;
     case Outcome::NotEquivalent: os << "NOT EQUIVALENT\n"; break;
     case Outcome::PayloadsAgree:
       os << "PAYLOADS AGREE: bit-identical FpSan payloads on all " << stats.outputs_compared << " outputs for "

@@ -20,6 +20,7 @@
 #include "warp_semantics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -27,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -835,6 +837,13 @@ class Machine {
   // check the join of the clocks of what released into its current phase
   // (arrives with .release, and the async copies whose complete-tx counted)
   // and of its last completed phase (what a successful wait acquires).
+  // The lanes of one warp that execute one mbarrier.arrive together when the
+  // warp is converged: their arrivals land as one (machine_mbarrier_rules.cpp).
+  struct ArriveGroup {
+    std::uint64_t phase = 0;               // the phase its first lane arrived in
+    std::uint32_t first = 0, lanes = 0;    // its first thread; how many lanes arrived so far
+    std::int64_t total = 0;                // their arrival counts so far
+  };
   struct Mbar {
     std::uint32_t buf = 0;
     std::int64_t byte = 0;
@@ -846,6 +855,10 @@ class Machine {
     std::vector<std::uint32_t> clock, done;   // w_ wide or shorter (missing entries are 0)
     std::vector<std::int64_t> arrived;        // per thread: the last phase it arrived in (-1: never)
     std::vector<std::uint32_t> waiters;       // threads blocked in a retry loop on it
+    std::uint32_t init_clock = 0;             // the init thread's own clock at mbarrier.init
+    // The arrive groups of the recent phases (machine_mbarrier_rules.cpp):
+    // (warp, pc, the lanes' syncs completed, their visits to pc) -> group.
+    std::map<std::array<std::uint32_t, 4>, ArriveGroup> groups;
   };
   // An asynchronous copy's identity for the race check: vector-clock column
   // n_ + its index. The issuing thread and instruction name it in reports.
@@ -868,6 +881,15 @@ class Machine {
   void mbar_access(std::uint32_t t, const Mbar& b, bool init_or_inval);
   void mbar_release(std::uint32_t t, Mbar& b);
   void mbar_complete(Mbar& b, std::uint32_t bar);
+  // The rules GPUs enforce beyond the ISA's arithmetic (machine_mbarrier_rules.cpp):
+  // a converged warp's arrives land as one arrival, which must not exceed
+  // the phase's pending count; mbarrier.init is fenced before the async
+  // proxy uses the barrier.
+  void arrive_group(std::uint32_t t, Mbar& b, std::int64_t count);
+  void prune_arrive_groups(Mbar& b);
+  [[noreturn]] void mbar_overshoot(std::uint32_t t, const Mbar& b, const std::string& what);
+  void mbar_init_fence(std::uint32_t t);
+  void check_init_fenced(std::uint32_t t, Mbar& b);
   void mbar_complete_tx(std::uint32_t agent, Mbar& b, std::uint32_t bar, std::int64_t bytes);
   bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
   void mbar_acquire(std::uint32_t t, const Mbar& b);
@@ -919,6 +941,14 @@ class Machine {
   // async proxy too.
   std::vector<std::uint32_t> async_proxy_fence_;
   std::vector<std::uint32_t> proxy_fence_seen_;  // n x n
+  // Per thread: its own clock at its last fence.mbarrier_init (empty: none
+  // ran), its completed syncs of any kind, and its visits to each
+  // mbarrier.arrive ((thread << 32 | pc) -> count): what tells the lanes of
+  // one converged arrive apart from the same instruction's next visit.
+  std::vector<std::uint32_t> mbar_init_fence_;
+  bool init_fence_noted_ = false;  // a missing init fence was noted (once a run)
+  std::vector<std::uint32_t> syncs_done_;
+  std::unordered_map<std::uint64_t, std::uint32_t> arrive_visits_;
   bool proxy_fenced(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const;
   std::vector<std::uint64_t> cluster_arrived_, cluster_waited_;  // per thread: barrier.cluster arrives and waits
   std::map<std::uint64_t, std::vector<std::uint32_t>> cluster_clock_;  // per cluster-barrier phase: the arrivals' join

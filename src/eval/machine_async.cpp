@@ -106,7 +106,11 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
     case Opcode::MbarInit: {
       Mbar& b = mbar_of(t, in.src[0], true);
       const std::int64_t count = control_int(t, operand(t, in.src[1]), "an mbarrier's arrival count");
-      if (count < 1 || count > kMaxArrivals)
+      if (count < 1)
+        mbar_overshoot(t, b, "mbarrier.init with count " + std::to_string(count) +
+                                 ": the PTX ISA (mbarrier) allows 1 to 2^20 - 1, and a barrier initialised for 0 "
+                                 "arrivals faults at its first arrive");
+      if (count > kMaxArrivals)
         fail(DiagKind::Unsupported, t,
              "mbarrier.init with count " + std::to_string(count) + ": the PTX ISA (mbarrier) allows 1 to 2^20 - 1");
       mbar_access(t, b, true);
@@ -120,6 +124,8 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       b.clock.clear();
       b.done.clear();
       b.arrived.assign(n_, -1);
+      b.groups.clear();
+      b.init_clock = o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0;
       return true;
     }
     case Opcode::MbarArrive: {
@@ -131,10 +137,11 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       if (count < 1 || count > kMaxArrivals)
         fail(DiagKind::Unsupported, t, "an arrive with count " + std::to_string(count) + " (the PTX ISA allows 1 to 2^20 - 1)");
       if (std::uint64_t(count) > b.pending)
-        fail(DiagKind::Unsupported, t,
-             std::string(mbar_op_name(in)) + " of " + std::to_string(count) + " on " + mbar_name(b) + ", whose phase " +
-                 std::to_string(b.phase) + " has only " + std::to_string(b.pending) +
-                 " arrivals pending: more arrivals than the phase expects are undefined in the PTX ISA (mbarrier)");
+        mbar_overshoot(t, b,
+                       std::string(mbar_op_name(in)) + " of " + std::to_string(count) + " on " + mbar_name(b) +
+                           ", whose phase " + std::to_string(b.phase) + " has only " + std::to_string(b.pending) +
+                           " arrivals pending");
+      arrive_group(t, b, count);
       if (!in.dst.empty()) set(t, in.dst[0], int_val(std::int64_t(b.phase)));  // the state: the phase arrived in
       b.tx += tx;  // .expect_tx: the expect-tx operation comes first
       b.tx_expected += tx;
@@ -289,6 +296,7 @@ void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
   b.done = std::move(b.clock);
   b.clock.clear();
   ++b.phase;
+  prune_arrive_groups(b);
   b.pending = b.expected;
   b.tx = b.tx_expected = b.tx_done = 0;
   std::vector<std::uint32_t> still;
@@ -809,12 +817,14 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       if (!(mask >> r & 1)) continue;
       Mbar& b = mbar_at(t, Addr{rank_copy(ba.buf, r), ba.offset}, false);
       mbar_access(t, b, false);
+      check_init_fenced(t, b);
       if (r != rank(t)) record_remote(t, r, pc);
       dests.emplace_back(rank_copy(s.buf, r), mbar_at_[{b.buf, b.byte}]);
     }
   } else if (load) {
     Mbar& b = mbar_of(t, in.src[2], false);
     mbar_access(t, b, false);
+    check_init_fenced(t, b);
     dests.emplace_back(s.buf, mbar_at_[{b.buf, b.byte}]);
   }
   // Byte strides of the tensor's dimensions.
@@ -957,6 +967,7 @@ void Machine<D>::bulk_copy(std::uint32_t t, const Instr& in) {
     Mbar& b = mbar_of(t, in.src[3], false);
     bar = mbar_at_[{b.buf, b.byte}];
     mbar_access(t, b, false);
+    check_init_fenced(t, b);
   }
   std::int64_t unit = 16;
   if (!sm.untyped) unit = std::min<std::int64_t>(unit, sm.g);

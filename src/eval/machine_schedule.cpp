@@ -24,6 +24,7 @@ template <class D>
 void Machine<D>::schedule() {
   wait_mask_.assign(n_, 0);
   last_sync_.assign(std::size_t(n_) * 4, LastSync{});
+  syncs_done_.assign(n_, 0);
   exit_pc_.assign(n_, kNone);
   divergence_noted_.assign(p_.code.size(), 0);
   std::mt19937_64 rng(o_.random_schedule ? *o_.random_schedule : 0);
@@ -340,6 +341,7 @@ void Machine<D>::record_sync(const Instr& in, const std::vector<std::uint32_t>& 
     for (; j < group.size() && group[j] / 32 == warp; ++j) lanes |= 1u << (group[j] % 32);
     for (; i < j; ++i) {
       const std::uint32_t u = group[i];
+      ++syncs_done_[u];
       LastSync* last = &last_sync_[std::size_t(u) * 4];
       for (int k = 0; k < 4; ++k) last[k].with |= lanes;
       if (kind >= 0) last[kind] = LastSync{pc_[u], wait_mask_[u], lanes};
@@ -717,6 +719,7 @@ void Machine<D>::step(std::uint32_t t) {
       // the async proxy's accesses (machine_async.cpp); other fences add no
       // happens-before edge (docs/evaluator.md, "Fences").
       if (in.mode == std::uint8_t(FenceKind::ProxyAsync)) async_proxy_fence(t);
+      if (in.mode == std::uint8_t(FenceKind::MbarrierInit)) mbar_init_fence(t);
       break;
     case Opcode::Ld:
       load(t, in);

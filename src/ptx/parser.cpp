@@ -12,6 +12,8 @@
 // and an array per instruction were most of the allocations of a parse.
 #include "tileverify/ptx.hpp"
 
+#include "scopes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -950,15 +952,18 @@ class Parser {
 
   void body(Kernel& k, const Token& open) {
     k.body.reserve(count_statements());
+    BlockScopes scopes;
     int depth = 1;
     while (depth > 0) {
       if (at_end()) fail(open, "unbalanced braces: the body of '" + k.name + "' opened here is never closed");
-      if (accept('{')) {
+      if (is('{')) {
+        const Token& brace = next();
+        scopes.open(brace.line, brace.col);
         ++depth;
         continue;
       }
       if (accept('}')) {
-        --depth;
+        if (--depth > 0) scopes.close();
         continue;
       }
       const Token& t = peek();
@@ -966,7 +971,9 @@ class Parser {
       const std::string_view w = t.text();
       // Directives all start with '.'; most statements are instructions.
       if (ident && w[0] == '.' && w == ".reg") {
+        const std::size_t from = k.regs.size();
         reg_decl(k);
+        scopes.registers(from, k.regs.size());
       } else if (ident && w[0] == '.' && (w == ".shared" || w == ".local" || w == ".global" || w == ".const")) {
         k.vars.push_back(var_decl());
         expect(';', "after a variable declaration");
@@ -978,14 +985,18 @@ class Parser {
       } else if (ident && w[0] == '.' && (w == ".pragma" || w == ".callprototype")) {
         skip_statement();  // a prototype only serves indirect calls, which the lowering rejects
       } else if (ident && peek(1).punct == ':') {
+        scopes.label(k.body.size());
+        scopes.statement();
         Statement& s = k.body.emplace_back(Statement::Kind::Label, loc(t));
         s.label = next().text();
         next();
       } else {
+        scopes.statement();
         // Built in place: on an error the whole Module is dropped anyway.
         instruction(k.body.emplace_back(Statement::Kind::Instruction, loc(t)));
       }
     }
+    if (std::optional<Error> e = scopes.apply(k, operands_, storage_->names)) fail(e->loc, e->message);
   }
 
   void reg_decl(Kernel& k) {
