@@ -520,7 +520,8 @@ class Machine {
     if (!sched_marks_) {  // no value is marked yet: nothing to track, unless this instruction reads an undefined register
       compute(t, in);
       if (__builtin_expect(sched_marks_, 0))
-        for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, pc_[t] + 1);
+        for (std::uint32_t d : in.dst)
+          if (d != kNoReg) reg(t, d).sched = std::max(reg(t, d).sched, pc_[t] + 1);
       return;
     }
     std::uint32_t sched = 0;
@@ -531,7 +532,8 @@ class Machine {
       }
     compute(t, in);
     if (sched)
-      for (std::uint32_t d : in.dst) reg(t, d).sched = std::max(reg(t, d).sched, sched);
+      for (std::uint32_t d : in.dst)
+        if (d != kNoReg) reg(t, d).sched = std::max(reg(t, d).sched, sched);  // kNoReg: the sink '_'
   }
 
   // ------------------------------------------------------------ fma chains

@@ -63,8 +63,8 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
       if (in.dst.size() == 2) {  // mov.b32 {lo, hi}, s: unpack
         Val<V> v = src(0);
         if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "unpacking a register that holds no pair of halves");
-        set(t, in.dst[0], float_val(v.f));
-        set(t, in.dst[1], float_val(v.g));
+        if (in.dst[0] != kNoReg) set(t, in.dst[0], float_val(v.f));  // kNoReg: the sink '_'
+        if (in.dst[1] != kNoReg) set(t, in.dst[1], float_val(v.g));
         return;
       }
       out = src(0);

@@ -4,6 +4,7 @@
 #include "limits.hpp"
 #include "lower_ops.hpp"
 #include "names.hpp"
+#include "scopes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -254,8 +255,12 @@ class Lowering final : public KernelLowering {
     if (!f_->declared.find(name, &t)) return nullptr;
     f_->regs.set(name, std::uint32_t(p_.registers.size()));
     RegisterDecl& d = p_.registers.emplace_back();
-    d.name.reserve(f_->prefix.size() + name.size());
-    d.name.append(f_->prefix).append(name);
+    if (__builtin_expect(!name.empty() && name[0] == '{', 0)) {  // declared in a nested { } block
+      d.name = f_->prefix + described_name(name);
+    } else {
+      d.name.reserve(f_->prefix.size() + name.size());
+      d.name.append(f_->prefix).append(name);
+    }
     d.dtype = t;
     return f_->regs.find(name);
   }
@@ -965,8 +970,15 @@ class Lowering final : public KernelLowering {
           set_dsts(in.dst, ops[0]);
           in.src.reserve(ops[1].elements.size());
           for (const auto& e : ops[1].elements) in.src.push_back(value(e));
+        } else if (ops[0].kind == ptx::Operand::Kind::Vector) {
+          // A vector destination unpacks; the sink '_' drops its half
+          // (mov.b32 {_, %rs1}, %r2: Triton's sm_90 code).
+          in.dst.clear();
+          for (const auto& e : ops[0].elements)
+            in.dst.push_back(e.kind == ptx::Operand::Kind::Sink ? kNoReg : reg_of(e));
+          in.src.push_back(value(ops[1]));
         } else {
-          set_dsts(in.dst, ops[0]);  // a vector destination unpacks
+          set_dsts(in.dst, ops[0]);
           in.src.push_back(value(ops[1]));
         }
         break;
@@ -1241,7 +1253,7 @@ class Lowering final : public KernelLowering {
         params_.count(fname.name))
       fail(pin.loc, "an indirect call (through '" + str(fname.name) + "'" +
                           (i < ops.size() && ops.back().kind == ptx::Operand::Kind::Name
-                               ? " with the prototype '" + str(ops.back().name) + "'"
+                               ? " with the prototype '" + str(written_name(ops.back().name)) + "'"
                                : std::string()) +
                           "): " + kNoFunctionPointers);
     const Kernel* callee = function(fname.name);

@@ -29,6 +29,24 @@
 
 namespace tileverify::ptx {
 
+// A name as the PTX text wrote it: without the "{LINE:COL}" that a nested
+// block's declarations get (for messages).
+inline std::string_view written_name(std::string_view name) {
+  if (name.empty() || name[0] != '{') return name;
+  const std::size_t close = name.find('}');
+  return close == std::string_view::npos ? name : name.substr(close + 1);
+}
+
+// "complete (declared in the { } block at line 57)" for a nested block's
+// name, the name itself for any other: how reports name a register.
+inline std::string described_name(std::string_view name) {
+  const std::string_view written = written_name(name);
+  if (written.size() == name.size()) return std::string(name);
+  const std::string_view where = name.substr(1, name.size() - written.size() - 2);
+  return std::string(written) + " (declared in the { } block at line " +
+         std::string(where.substr(0, where.find(':'))) + ")";
+}
+
 class BlockScopes {
  public:
   // The function body's own scope is block 0.

@@ -65,7 +65,7 @@ TEST_CASE("a converged warp's arrives land as one: 4 warps on a count of 127 fau
   REQUIRE(traps(r));
   const Diagnostic& d = r.diagnostics.back();
   INFO(d.text());
-  CHECK(contains(d.message, "the lanes of warp 3 arrive on bar at one instruction"));
+  CHECK(contains(d.message, "the lanes of warp 3 arrive on bar[0] at one instruction"));
   CHECK(contains(d.message, "run past the end of phase 0"));
   CHECK(contains(d.message, "on a GPU this faults"));
   CHECK(contains(d.detail, "unspecified launch failure"));

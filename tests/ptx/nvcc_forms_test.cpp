@@ -480,3 +480,50 @@ TEST_CASE("extern __shared__: only a kernel that uses the array needs \"dynamic_
   Report small = check(spec_of("dyn_shared.ptx", "reverse_dyn", 128, "", 0, 64, x_y(64)));  // 32 floats for 64 threads
   CHECK(small.verdict == Outcome::OutOfBounds);
 }
+
+TEST_CASE("the sink '_' in a vector destination drops that half of an unpack (Triton's sm_90 mov.b32 {_, %rs})") {
+  // y's pairs are x's pairs with their halves swapped, through two unpacks
+  // that each keep one half.
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p_x, .param .u64 p_y)
+{
+  .reg .b16 %rs<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_x];
+  ld.param.u64 %rd2, [p_y];
+  cvta.to.global.u64 %rd3, %rd1;
+  cvta.to.global.u64 %rd4, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd5, %r1, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  ld.global.b32 %r2, [%rd6];
+  mov.b32 {_, %rs1}, %r2;
+  mov.b32 {%rs2, _}, %r2;
+  mov.b32 %r3, {%rs1, %rs2};
+  add.s64 %rd7, %rd4, %rd5;
+  st.global.b32 [%rd7], %r3;
+  ret;
+}
+)";
+  tileverify::Program p = ptx_test::lower_text(text);
+  tileverify::ConcreteDomain dom;
+  std::vector<double> x(64);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i + 1);
+  dom.inputs["x"] = x;
+  auto run = tileverify::run_program(p,
+                                     ptx_test::launch_of(32, {ptx_test::tensor("x", tileverify::DType::F16, 64, tileverify::Role::In),
+                                                              ptx_test::tensor("y", tileverify::DType::F16, 64, tileverify::Role::Out)}),
+                                     dom);
+  INFO((run.ok() ? std::string() : run.diagnostics[0].text()));
+  REQUIRE(run.ok());
+  const auto& y = run.outputs.at("y");
+  for (std::size_t i = 0; i < 64; i += 2) {
+    REQUIRE(y[i].has_value());
+    REQUIRE(y[i + 1].has_value());
+    CHECK(*y[i] == x[i + 1]);
+    CHECK(*y[i + 1] == x[i]);
+  }
+}

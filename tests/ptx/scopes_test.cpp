@@ -227,3 +227,13 @@ TEST_CASE("a block's predicate is found in the predicate half of a sink operand 
   CHECK(y[0] == 1);  // an H200 elects the lowest lane (docs/evaluator.md)
   for (std::size_t i = 1; i < y.size(); ++i) CHECK(y[i] == 0);
 }
+
+TEST_CASE("reports name a block's register as written, with the block's line") {
+  const std::string body = "  {\n  .reg .b32 %q;\n  add.s32 %r9, %q, 1;\n  }\n";
+  Program p = lower_text(kernel_with(body));
+  ConcreteDomain dom;
+  auto run = run_program(p, launch_of(1, {tensor("y", DType::F32, 1, Role::Out)}), dom);
+  REQUIRE(!run.ok());
+  INFO(run.diagnostics.back().text());
+  CHECK(run.diagnostics.back().text().find("%q (declared in the { } block at line 14)") != std::string::npos);
+}
