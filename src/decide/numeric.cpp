@@ -28,6 +28,10 @@ NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Exp
     // The normalizer reads log2(x) as log(x) / ln 2, and then nvcc's float
     // ln 2 and log2(e) beside it as the real constants, as with 2^x.
     if (ctx.op(Expr{id}) == Op::Func && ctx.name(Expr{id}) == "log2") uses_ln2_ = true;
+    if (ctx.op(Expr{id}) == Op::Func) {
+      const std::string& f = ctx.name(Expr{id});
+      if (f == "log" || f == "log2" || f == "log1p" || f == "sqrt" || f == "rsqrt") partial_functions_ = true;
+    }
   }
   std::sort(symbols_.begin(), symbols_.end());
 }

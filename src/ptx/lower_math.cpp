@@ -279,6 +279,11 @@ struct FStatement {
   bool guard_negated = false;
   bool branch = false;
   std::vector<FOperand> ops;
+  // The form's statements before this one, in its straight-line stretch,
+  // that must come before it (it reads what they write, or writes what they
+  // read or write); the others may come in either order, as nvcc's
+  // scheduler sometimes puts them.
+  std::vector<std::size_t> after;
 };
 struct Form {
   const char* function = "";
@@ -390,6 +395,25 @@ bool compile(const FormText& text, Form* out) {
   }
   f.regs = int(regs.size());
   f.labels = int(labels.size());
+  auto reads = [](const FStatement& a, std::int64_t r) {
+    if (a.guard == r) return true;
+    for (std::size_t i = a.branch ? 0 : 1; i < a.ops.size(); ++i)
+      if (a.ops[i].kind == FOperand::Reg && a.ops[i].value == r) return true;
+    return false;
+  };
+  auto written = [](const FStatement& a) -> std::int64_t {
+    return a.branch || a.label || a.ops.empty() || a.ops[0].kind != FOperand::Reg ? -1 : a.ops[0].value;
+  };
+  for (std::size_t j = 0; j < f.code.size(); ++j) {
+    FStatement& b = f.code[j];
+    if (b.label || b.branch) continue;
+    for (std::size_t i = j; i-- > 0;) {
+      const FStatement& a = f.code[i];
+      if (a.label || a.branch) break;  // the stretch begins after a control statement
+      const std::int64_t wa = written(a), wb = written(b);
+      if ((wa >= 0 && (reads(b, wa) || wa == wb)) || (wb >= 0 && reads(a, wb))) b.after.push_back(i);
+    }
+  }
   *out = std::move(f);
   return !out->code.empty() && !out->code[0].label;
 }
@@ -457,18 +481,53 @@ struct BodyIndex {
       if (starts_with(s.instr.opcode, "bra") && !s.instr.operands.empty())
         branches_to[s.instr.operands[0].name].push_back(i);
     }
-    labels_before.assign(fn.body.size() + 1, 0);
-    for (std::size_t i = 0; i < fn.body.size(); ++i) {
-      const bool label = fn.body[i].kind == Statement::Kind::Label;
-      labels_before[i + 1] = labels_before[i] + label;
-      if (label || control(fn.body[i].instr.opcode)) entry_block = std::min(entry_block, i);
-    }
+    for (std::size_t i = 0; i < fn.body.size(); ++i)
+      if (fn.body[i].kind == Statement::Kind::Label) label_at[fn.body[i].label] = i;
   }
-  // Whether the value statement `def` writes reaches statement `use` on
-  // every path: def is in the entry block (before any label or branch), or
-  // no label lies between them (nothing jumps in past def).
-  bool reaches(std::size_t def, std::size_t use) const {
-    return def < entry_block || labels_before[use] == labels_before[def + 1];
+  // Whether statement `def` runs before statement `use` on every path from
+  // the body's entry: `use` cannot be reached with `def` taken out.
+  bool dominates(const Kernel& fn, std::size_t def, std::size_t use) {
+    auto [it, fresh] = avoiding.try_emplace(def);
+    std::vector<bool>& seen = it->second;
+    if (fresh) {
+      const std::size_t n = fn.body.size();
+      seen.assign(n + 1, false);
+      std::vector<std::size_t> work{0};
+      auto reach = [&](std::size_t i) {
+        if (i <= n && i != def && !seen[i]) {
+          seen[i] = true;
+          work.push_back(i);
+        }
+      };
+      seen[0] = def != 0;
+      if (def == 0) work.clear();
+      while (!work.empty()) {
+        const std::size_t i = work.back();
+        work.pop_back();
+        if (i == n) continue;
+        const Statement& s = fn.body[i];
+        if (s.kind == Statement::Kind::Label) {
+          reach(i + 1);
+          continue;
+        }
+        const Instruction& in = s.instr;
+        const bool guarded = !in.guard.empty();
+        if (starts_with(in.opcode, "bra")) {
+          auto t = in.operands.empty() ? label_at.end() : label_at.find(in.operands[0].name);
+          if (t == label_at.end()) {  // somewhere unknown: assume it reaches everything
+            seen.assign(n + 1, true);
+            break;
+          }
+          reach(t->second);
+          if (guarded) reach(i + 1);
+        } else if (starts_with(in.opcode, "ret") || starts_with(in.opcode, "exit") || starts_with(in.opcode, "trap")) {
+          if (guarded) reach(i + 1);
+        } else {
+          reach(i + 1);
+        }
+      }
+    }
+    return !seen[use];
   }
   struct Def {
     int count = 0;
@@ -476,53 +535,78 @@ struct BodyIndex {
   };
   std::unordered_map<std::string_view, std::vector<std::uint32_t>> mentions, branches_to;
   std::unordered_map<std::string_view, Def> defs;
-  std::vector<std::uint32_t> labels_before;  // labels among the statements before each
-  std::size_t entry_block = SIZE_MAX;         // the first label or control transfer
+  std::unordered_map<std::string_view, std::size_t> label_at;
+  std::unordered_map<std::size_t, std::vector<bool>> avoiding;  // def -> what the entry reaches without it
 };
 
 // One attempt to match a form at a statement.
 class Matcher {
  public:
-  Matcher(const Kernel& fn, const BodyIndex& index, const Form& form)
+  Matcher(const Kernel& fn, BodyIndex& index, const Form& form)
       : fn_(fn), index_(index), form_(form), reg_(std::size_t(form.regs)), label_(std::size_t(form.labels)) {}
 
   // Matches the form with its first instruction at statement `start`;
   // fills the statements it covers (M) and the input / output operands.
   bool run(std::size_t start) {
     const std::size_t n = fn_.body.size();
+    const std::vector<FStatement>& code = form_.code;
+    std::vector<std::size_t> at(code.size(), SIZE_MAX);  // the kernel statement each matched
     std::size_t pos = start;
+    bool first = true;
     int depth = 0;  // inside the form's own branches: nothing else may run there
-    for (std::size_t j = 0; j < form_.code.size(); ++j) {
-      const FStatement& fs = form_.code[j];
-      std::size_t k = j == 0 ? start : pos + 1;
-      for (;; ++k) {
-        if (k >= n || k - pos > kWindow) return false;
-        const Statement& s = fn_.body[k];
-        if (fs.label) {
-          if (s.kind == Statement::Kind::Label) {
-            if (!bind(label_, label_of_, std::size_t(fs.label_id), s.label)) return false;
+    for (std::size_t j = 0; j < code.size();) {
+      // A control statement (label, branch) alone; else a straight-line
+      // stretch [j, end), whose statements may come in any order their
+      // dependences allow.
+      std::size_t end = j + 1;
+      if (!code[j].label && !code[j].branch)
+        while (end < code.size() && !code[end].label && !code[end].branch) ++end;
+      for (std::size_t left = end - j; left > 0; --left) {
+        std::size_t k = first ? start : pos + 1;
+        for (;; ++k) {
+          if (k >= n || k - pos > kWindow) return false;
+          const Statement& s = fn_.body[k];
+          std::size_t hit = SIZE_MAX;
+          for (std::size_t c = j; c < end && hit == SIZE_MAX; ++c) {
+            const FStatement& fs = code[c];
+            if (at[c] != SIZE_MAX) continue;
+            bool ready = true;
+            for (std::size_t d : fs.after) ready &= at[d] != SIZE_MAX;
+            if (!ready) continue;
+            if (fs.label ? s.kind == Statement::Kind::Label &&
+                               bind(label_, label_of_, std::size_t(fs.label_id), s.label)
+                         : s.kind == Statement::Kind::Instruction && match(s.instr, fs, k))
+              hit = c;
+          }
+          if (hit != SIZE_MAX) {
+            at[hit] = k;
+            if (code[hit].label) --depth;
+            if (code[hit].branch && code[hit].guard >= 0) ++depth;
+            if (!code[hit].label) last_ = k;
+            covered_.push_back(k);
             break;
           }
-        } else if (s.kind == Statement::Kind::Instruction && match(s.instr, fs, k)) {
-          break;
+          // Anything between the form's instructions must be an instruction
+          // that can run before or after the form: no label (a way in), no
+          // control transfer; inside the form's branches only constant
+          // moves, which are dropped with the form.
+          if (first || s.kind != Statement::Kind::Instruction || control(s.instr.opcode)) return false;
+          if (depth > 0) {
+            if (!constant_move(s.instr)) return false;
+            inside_.push_back(k);
+          }
         }
-        // Anything between the form's instructions must be an instruction that
-        // can run before or after the form: no label (a way in), no control
-        // transfer; inside the form's branches only constant moves, which
-        // are dropped with the form.
-        if (j == 0 || s.kind != Statement::Kind::Instruction || control(s.instr.opcode)) return false;
-        if (depth > 0) {
-          if (!constant_move(s.instr)) return false;
-          inside_.push_back(k);
-        }
+        pos = k;
+        first = false;
       }
-      if (fs.label) --depth;
-      if (fs.branch && fs.guard >= 0) ++depth;
-      if (!fs.label) last_ = k;
-      covered_.push_back(k);
-      pos = k;
+      j = end;
     }
-    return depth == 0 && check();
+    // The form's last instruction writes the output last: it must be the
+    // kernel's last one of the form.
+    std::size_t final_instruction = code.size();
+    while (final_instruction-- > 0 && code[final_instruction].label) {
+    }
+    return depth == 0 && at[final_instruction] == last_ && check();
   }
 
   const std::vector<std::size_t>& covered() const { return covered_; }
@@ -557,7 +641,7 @@ class Matcher {
         if (o.kind == f.imm_kind) return o.value == f.value;
         if (o.kind == PK::Name) {  // a register set once, before, from the same constant
           auto d = index_.defs.find(o.name);
-          if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at || !index_.reaches(d->second.at, at))
+          if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at || !index_.dominates(fn_, d->second.at, at))
             return false;
           const Instruction& mv = fn_.body[d->second.at].instr;
           if (!constant_move(mv) || mv.operands[1].kind != f.imm_kind || mv.operands[1].value != f.value ||
@@ -661,7 +745,7 @@ class Matcher {
   }
 
   const Kernel& fn_;
-  const BodyIndex& index_;
+  BodyIndex& index_;
   const Form& form_;
   std::vector<std::string_view> reg_, label_;  // form register / label -> the kernel's
   std::unordered_map<std::string_view, std::size_t> reg_of_, label_of_;
@@ -679,10 +763,13 @@ MathPlan find_math_forms(const Kernel& fn) {
   const std::vector<Form>& all = forms();
   std::unique_ptr<BodyIndex> index;  // made at the first candidate
   for (const Form& form : all) {
-    const FStatement& head = form.code[0];
     for (std::size_t i = 0; i < fn.body.size(); ++i) {
       const Statement& s = fn.body[i];
-      if (s.kind != Statement::Kind::Instruction || !same_opcode(s.instr.opcode, head.opcode)) continue;
+      if (s.kind != Statement::Kind::Instruction) continue;
+      bool head = false;  // the opcode of a statement the form can start with
+      for (std::size_t j = 0; j < form.code.size() && !form.code[j].label && !form.code[j].branch && !head; ++j)
+        head = form.code[j].after.empty() && same_opcode(s.instr.opcode, form.code[j].opcode);
+      if (!head) continue;
       if (!plan.at.empty() && plan.at[i] != MathPlan::kKeep) continue;
       if (!index) index = std::make_unique<BodyIndex>(fn);
       Matcher m(fn, *index, form);
