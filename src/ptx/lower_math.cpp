@@ -290,6 +290,7 @@ struct Form {
   Opcode op = Opcode::Mov;
   std::vector<FStatement> code;
   int regs = 0, labels = 0;
+  std::size_t signature = 0;  // a statement few bodies have one like: copysign, the exponent mask
 };
 
 // The dotted opcode without its .ftz parts.
@@ -395,6 +396,8 @@ bool compile(const FormText& text, Form* out) {
   }
   f.regs = int(regs.size());
   f.labels = int(labels.size());
+  for (std::size_t j = f.code.size(); j-- > 0;)
+    if (starts_with(f.code[j].opcode, "copysign") || starts_with(f.code[j].opcode, "and.")) f.signature = j;
   auto reads = [](const FStatement& a, std::int64_t r) {
     if (a.guard == r) return true;
     for (std::size_t i = a.branch ? 0 : 1; i < a.ops.size(); ++i)
@@ -763,6 +766,20 @@ MathPlan find_math_forms(const Kernel& fn) {
   const std::vector<Form>& all = forms();
   std::unique_ptr<BodyIndex> index;  // made at the first candidate
   for (const Form& form : all) {
+    // Most bodies have none of a form's rare instructions (its copysign, its
+    // exponent mask): then there is nothing to try.
+    const FStatement& rare = form.code[form.signature];
+    const bool present = std::any_of(fn.body.begin(), fn.body.end(), [&](const Statement& s) {
+      if (s.kind != Statement::Kind::Instruction || s.instr.operands.size() != rare.ops.size() ||
+          !same_opcode(s.instr.opcode, rare.opcode))
+        return false;
+      for (std::size_t i = 0; i < rare.ops.size(); ++i)
+        if (rare.ops[i].kind == FOperand::Imm && s.instr.operands[i].kind != PK::Name &&
+            s.instr.operands[i].value != rare.ops[i].value)
+          return false;
+      return true;
+    });
+    if (!present) continue;
     for (std::size_t i = 0; i < fn.body.size(); ++i) {
       const Statement& s = fn.body[i];
       if (s.kind != Statement::Kind::Instruction) continue;

@@ -3,6 +3,7 @@
 // anything that is not exactly such a form stays as it was (unsupported).
 #include "ptx_helpers.hpp"
 
+#include "tileverify/decide.hpp"
 #include "tileverify/domains.hpp"
 #include "tileverify/expr.hpp"
 
@@ -155,4 +156,27 @@ TEST_CASE("math forms: the same function in other forms meets them") {
     r = equiv("math_forms.ptx", "m_log", "m_log2", 32, kUnary);
     CHECK(r.verdict == Outcome::NotEquivalent);
   }
+}
+
+TEST_CASE("math forms: the decider's identities of function atoms, and no others") {
+  ExprContext c;
+  const Expr x = c.symbol("x", 0), y = c.symbol("x", 1);
+  const Expr ln2_f32 = c.constant(Rational::from_f32_bits(0x3F317218u));
+  auto proved = [&](Expr a, Expr b) { return decide_equal(c, a, b).verdict == Verdict::Proved; };
+  auto refuted = [&](Expr a, Expr b) { return decide_equal(c, a, b).verdict == Verdict::Refuted; };
+  // log2(x) = log(x) / ln 2; nvcc's float ln 2 beside it is read as ln 2 (__logf)
+  CHECK(proved(c.func("log", {x}), c.mul(ln2_f32, c.func("log2", {x}))));
+  // log1p(x) = log(1 + x)
+  CHECK(proved(c.func("log1p", {x}), c.func("log", {c.add(c.constant(Rational(1)), x)})));
+  // rsqrt(x) = 1 / sqrt(x)
+  CHECK(proved(c.func("rsqrt", {x}), c.div(c.constant(Rational(1)), c.func("sqrt", {x}))));
+  // different functions, or arguments, are refuted at points inside their domains
+  CHECK(refuted(c.func("log", {x}), c.func("log2", {x})));
+  CHECK(refuted(c.func("log1p", {x}), c.func("log", {x})));
+  CHECK(refuted(c.func("erf", {x}), c.func("tanh", {x})));
+  CHECK(refuted(c.func("log", {c.add(x, y)}), c.add(c.func("log", {x}), c.func("log", {y}))));
+  // true only on part of the domain, or not known: never proved
+  CHECK_FALSE(proved(c.mul(c.func("sqrt", {x}), c.func("sqrt", {x})), x));
+  CHECK_FALSE(proved(c.func("log", {c.mul(x, y)}), c.add(c.func("log", {x}), c.func("log", {y}))));
+  CHECK_FALSE(proved(c.func("tanh", {c.neg(x)}), c.neg(c.func("tanh", {x}))));
 }
