@@ -3,7 +3,7 @@
 // Without fast math, nvcc 13 (CUDA 13.0, the same text for sm_80 and sm_90)
 // inlines libdevice's tanhf, erff, logf, log2f and log1pf as straight-line
 // code with float-bit tricks (the exponent of a float split off with integer
-// adds and masks) and branches on the input's value (erff's |x| >= 0.8796,
+// adds and masks) and branches on the input's value (erff's |x| >= 1.00296,
 // logf's test for +inf / NaN). Both are outside the structured-CTA class: a
 // float used as an integer, a branch on tensor data. What the code computes
 // is nevertheless one real function of one input, so the whole sequence is
@@ -74,8 +74,8 @@ setp.ge.f32 %p1, %t0, 0f3F19999A;
 selp.f32 %y, %t9, %t20, %p1;
 )";
 
-// erff: one polynomial in |x| (|x| >= 0.8796) or x^2 (below), selected
-// coefficient by coefficient; for |x| >= 0.8796 the branch computes
+// erff: one polynomial in |x| (|x| >= 1.00296) or x^2 (below), selected
+// coefficient by coefficient; for |x| >= 1.00296 the branch computes
 // 1 - 2^p with the sign of x.
 constexpr const char* kErf = R"(
 abs.f32 %t0, %x;
