@@ -39,10 +39,15 @@ using PK = ptx::Operand::Kind;
 // %x is the input, %y the output; %t, %r, %p are the form's own registers.
 // A constant moved into a register (mov.f32 %t, 0f...) may also be an
 // immediate, or a register set once from the same constant anywhere before.
+// What nvcc may sink into logf's and log2f's form, between its last branch
+// and its final select (which it may, since -(-inf) = +inf and c (-inf) =
+// -inf for c > 0): -logf(x) (a negative log-likelihood), logf(x) * c.
+enum class Post : std::uint8_t { None, Neg, MulPositive };
 struct FormText {
   const char* function;
   Opcode op;
   const char* code;
+  Post post = Post::None;
 };
 
 // tanhf: for |x| >= 0.6, 1 - 2 / (2^(2|x| log2 e) + 1) (1 from |x| >= 9.01 on)
@@ -258,16 +263,44 @@ $M0:
 )";
 
 constexpr FormText kForms[] = {
-    {"tanhf", Opcode::Tanh, kTanh},   {"erff", Opcode::Erf, kErf},       {"logf", Opcode::Log, kLog},
-    {"log2f", Opcode::Lg2, kLog2},    {"log1pf", Opcode::Log1p, kLog1p},
+    {"tanhf", Opcode::Tanh, kTanh},
+    {"erff", Opcode::Erf, kErf},
+    {"logf", Opcode::Log, kLog},
+    {"log2f", Opcode::Lg2, kLog2},
+    {"log1pf", Opcode::Log1p, kLog1p},
+    {"-logf", Opcode::Log, kLog, Post::Neg},
+    {"-log2f", Opcode::Lg2, kLog2, Post::Neg},
+    {"logf * c", Opcode::Log, kLog, Post::MulPositive},
+    {"log2f * c", Opcode::Lg2, kLog2, Post::MulPositive},
 };
+
+// The text of a form with its sunk operation: the final select of -inf or
+// the joined value becomes a select of g(-inf) or g(the joined value).
+std::string with_post(const FormText& t) {
+  std::string code = t.code;
+  if (t.post == Post::None) return code;
+  const std::string select = "selp.f32 %y, 0fFF800000, ";
+  const std::size_t at = code.rfind(select);
+  if (at == std::string::npos) return std::string();
+  const std::size_t comma = code.find(',', at + select.size());
+  const std::string joined = code.substr(at + select.size(), comma - at - select.size());
+  const std::string predicate = code.substr(comma);  // ", %p2;\n"
+  code.erase(at);
+  if (t.post == Post::Neg)
+    code += "neg.f32 %t39, " + joined + ";\nselp.f32 %y, 0f7F800000, %t39" + predicate;
+  else
+    code += "mul.f32 %t39, " + joined + ", %c;\nselp.f32 %y, 0fFF800000, %t39" + predicate;
+  return code;
+}
 
 // ---------------------------------------------------------------- compiled forms
 
 // A form's operand: one of its registers (0 is %x, 1 is %y), a constant, or
 // one of its labels.
 struct FOperand {
-  enum Kind : std::uint8_t { Reg, Imm, Label } kind = Reg;
+  // Scale: %c, the positive constant of a sunk product (an immediate or a
+  // register set once from one), which the function's value is multiplied by.
+  enum Kind : std::uint8_t { Reg, Imm, Label, Scale } kind = Reg;
   PK imm_kind = PK::Int;  // Imm: Int or F32Bits
   std::int64_t value = 0;  // Reg, Label: the number; Imm: the constant
 };
@@ -288,6 +321,7 @@ struct FStatement {
 struct Form {
   const char* function = "";
   Opcode op = Opcode::Mov;
+  Post post = Post::None;
   std::vector<FStatement> code;
   int regs = 0, labels = 0;
   std::size_t signature = 0;  // a statement few bodies have one like: copysign, the exponent mask
@@ -334,15 +368,18 @@ bool same_opcode(std::string_view op, const std::string& want) {
 // Parses a form's text (as the body of a kernel, with the project's PTX
 // parser) and folds its constant moves into their uses.
 bool compile(const FormText& text, Form* out) {
+  const std::string body = with_post(text);
+  if (body.empty()) return false;
   const std::string ptx = std::string(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry form()\n{\n") +
                           ".reg .pred %p<8>;\n.reg .f32 %t<40>;\n.reg .b32 %r<16>;\n.reg .f32 %x;\n.reg .f32 %y;\n" +
-                          text.code + "}\n";
+                          ".reg .f32 %c;\n" + body + "}\n";
   ParseResult parsed = parse_ptx(ptx, std::string("<") + text.function + " form>");
   if (!parsed.module || parsed.module->kernels.size() != 1) return false;
   const Kernel& k = parsed.module->kernels[0];
   Form f;
   f.function = text.function;
   f.op = text.op;
+  f.post = text.post;
   std::unordered_map<std::string, int> regs{{"%x", 0}, {"%y", 1}}, labels;
   auto reg = [&](std::string_view n) { return regs.try_emplace(std::string(n), int(regs.size())).first->second; };
   auto label = [&](std::string_view n) { return labels.try_emplace(std::string(n), int(labels.size())).first->second; };
@@ -383,6 +420,8 @@ bool compile(const FormText& text, Form* out) {
       } else if (fs.branch) {
         fo.kind = FOperand::Label;
         fo.value = label(o.name);
+      } else if (o.name == "%c") {
+        fo.kind = FOperand::Scale;
       } else if (auto c = constant.find(o.name); c != constant.end()) {
         fo.kind = FOperand::Imm;
         fo.imm_kind = c->second->kind;
@@ -617,6 +656,7 @@ class Matcher {
   // instruction, which writes the output last.
   std::size_t last_instruction() const { return last_; }
   const ptx::Operand* input() const { return input_; }
+  const ptx::Operand* scale() const { return scale_; }
   const ptx::Operand* output() const { return &fn_.body[last_instruction()].instr.operands[0]; }
 
  private:
@@ -654,6 +694,26 @@ class Matcher {
           return true;
         }
         return false;
+      case FOperand::Scale: {
+        // A positive finite float: c (-inf) = -inf, which the form's select keeps.
+        auto positive = [](const ptx::Operand& v) {
+          return v.kind == PK::F32Bits && v.value > 0 && v.value < 0x7f800000;
+        };
+        if (scale_) return o.kind == scale_->kind && o.name == scale_->name && o.value == scale_->value;
+        if (o.kind == PK::Name) {
+          auto d = index_.defs.find(o.name);
+          if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at ||
+              !index_.dominates(fn_, d->second.at, at))
+            return false;
+          const Instruction& mv = fn_.body[d->second.at].instr;
+          if (!constant_move(mv) || !mv.guard.empty() || !positive(mv.operands[1])) return false;
+          constants_.push_back(d->second.at);
+        } else if (!positive(o)) {
+          return false;
+        }
+        scale_ = &o;
+        return true;
+      }
       case FOperand::Reg:
         if (o.kind != PK::Name || !o.pred_out.empty()) return false;
         // Only a destination or the input may be met first here: the form
@@ -681,6 +741,7 @@ class Matcher {
       const auto saved_label_of = label_of_;
       const std::size_t saved_constants = constants_.size();
       const ptx::Operand* saved_input = input_;
+      const ptx::Operand* saved_scale = scale_;
       bool ok = fs.guard < 0 || bind(reg_, reg_of_, std::size_t(fs.guard), in.guard);
       for (std::size_t i = 0; ok && i < fs.ops.size(); ++i) {
         std::size_t src = i;
@@ -694,6 +755,7 @@ class Matcher {
       label_of_ = saved_label_of;
       constants_.resize(saved_constants);
       input_ = saved_input;
+      scale_ = saved_scale;
     }
     return false;
   }
@@ -756,6 +818,7 @@ class Matcher {
   std::vector<std::size_t> inside_;     // skipped inside the form's branches (constant moves)
   std::vector<std::size_t> constants_;  // moves that set registers read as the form's constants
   const ptx::Operand* input_ = nullptr;
+  const ptx::Operand* scale_ = nullptr;  // the sunk product's constant, as the kernel writes it
   std::size_t last_ = 0;
 };
 
@@ -799,7 +862,10 @@ MathPlan find_math_forms(const Kernel& fn) {
       for (std::size_t c : m.covered())
         if (fn.body[c].kind == Statement::Kind::Instruction) plan.at[c] = MathPlan::kDrop;
       plan.at[m.last_instruction()] = std::int32_t(plan.forms.size());
-      plan.forms.push_back(MathForm{m.output(), m.input(), form.op, form.function});
+      MathForm f{m.output(), m.input(), form.op, form.function};
+      f.post = form.post == Post::Neg ? Opcode::Neg : form.post == Post::MulPositive ? Opcode::Mul : Opcode::Mov;
+      f.scale = m.scale();
+      plan.forms.push_back(f);
     }
   }
   return plan;
@@ -810,6 +876,13 @@ void lower_math_form(KernelLowering& k, const MathForm& f, Instr& in) {
   in.type = DType::F32;
   in.dst = {k.reg_of(*f.output)};
   in.src = {k.value(*f.input)};
+  if (f.post == Opcode::Mov) return;
+  // The sunk operation, on the function's value, into the same register.
+  Instr post = in;
+  post.op = f.post;
+  post.src = {tileverify::Operand::reg(in.dst[0])};
+  if (f.post == Opcode::Mul) post.src.push_back(k.value(*f.scale));
+  k.program().code.push_back(std::move(post));  // `in` may move: not used after this
 }
 
 }  // namespace tileverify::ptx::lowering

@@ -188,6 +188,10 @@ struct MathForm {
   const ptx::Operand* input;
   Opcode op;
   const char* function;  // the CUDA function: "logf", "erff" ...
+  // An operation nvcc sank into the form, applied to the function's value:
+  // Opcode::Neg, Opcode::Mul by `scale` (a positive constant), or Opcode::Mov (none).
+  Opcode post = Opcode::Mov;
+  const ptx::Operand* scale = nullptr;
 };
 struct MathPlan {
   static constexpr std::int32_t kKeep = -1, kDrop = -2;

@@ -86,6 +86,29 @@ TEST_CASE("math forms: nvcc's tanhf, erff, logf, log2f and log1pf become one ins
   }
 }
 
+TEST_CASE("math forms: an operation nvcc sinks into logf's form is kept after the function") {
+  SUBCASE("-logf(x)") {
+    Program p = ptx_test::lower_file("math_forms.ptx", "m_neg_log");
+    CHECK(count_op(p, Opcode::Log) == 1);
+    CHECK(count_op(p, Opcode::Neg) == 1);
+    CHECK(count_op(p, Opcode::Setp) == 0);
+    Run r = run_one(p);
+    CHECK(r.diagnostics.empty());
+    CHECK(r.y0 == "-log(x[0])");
+  }
+  SUBCASE("logf(x) * 1.44269504f") {
+    Program p = ptx_test::lower_file("math_forms.ptx", "m_log_log2e");
+    CHECK(count_op(p, Opcode::Log) == 1);
+    CHECK(count_op(p, Opcode::Setp) == 0);
+    Run r = run_one(p);
+    CHECK(r.diagnostics.empty());
+    CHECK(r.y0.find("log(x[0])") != std::string::npos);
+  }
+  SUBCASE("-logf(x) is not logf(x)") {
+    CHECK(equiv("math_forms.ptx", "m_log", "m_neg_log", 32, kUnary).verdict == Outcome::NotEquivalent);
+  }
+}
+
 TEST_CASE("math forms: a near miss is left as it was") {
   SUBCASE("a mutated constant in logf's mask: the float-bit arithmetic stops the run") {
     Program p = ptx_test::lower_text(mutated("m_log", "-8388608", "-8388607"), "m_log");
@@ -126,12 +149,19 @@ TEST_CASE("math forms: a near miss is left as it was") {
         mutated("m_erf", "sub.f32 \t%f25, %f24, %f23;", "sub.f32 \t%f25, %f24, %f23;\n\tadd.s64 \t%rd2, %rd2, 4;"), "m_erf");
     CHECK(count_op(p, Opcode::Erf) == 0);
   }
-  SUBCASE("a product nvcc sank into logf's form (logf(x) * log2(e))") {
-    Program p = ptx_test::lower_file("math_forms.ptx", "m_log_log2e");
+  SUBCASE("a product by a negative constant nvcc sank into logf's form") {
+    Program p = ptx_test::lower_file("math_forms.ptx", "m_log_negscale");
     CHECK(count_op(p, Opcode::Log) == 0);
     Run r = run_one(p);
     REQUIRE(r.diagnostics.size() == 1);
     CHECK(r.diagnostics[0].kind == DiagKind::NotStructured);
+  }
+  SUBCASE("a sunk product by a positive constant that differs where the form uses it") {
+    // The select must still pick -inf at 0: with +inf the form is not logf(x) * c.
+    Program p = ptx_test::lower_text(
+        mutated("m_log_log2e", "selp.f32 \t%f35, 0fFF800000, %f34, %p3;", "selp.f32 \t%f35, 0f7F800000, %f34, %p3;"),
+        "m_log_log2e");
+    CHECK(count_op(p, Opcode::Log) == 0);
   }
 }
 
