@@ -289,7 +289,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
 
 // Function atoms, keyed by a name and their operands' normal forms. Three
 // identities of the real functions let forms that nvcc and kernel authors
-// write differently meet (docs/decide.md, "Function atoms"); each holds on
+// write differently meet (docs/decide.md, "Opaque functions"); each holds on
 // the function's whole domain, and both sides are undefined off it:
 //   rsqrt(x) = 1 / sqrt(x)       (x > 0), so rsqrtf and 1.0f / sqrtf meet;
 //   log2(x)  = log(x) / ln 2     (x > 0), so log2f, lg2.approx (fast-math logf
