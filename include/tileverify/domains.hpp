@@ -104,6 +104,9 @@ class ConcreteDomain {
     if (f == "rsqrt") return 1.0 / std::sqrt(a);
     if (f == "log2") return std::log2(a);
     if (f == "tanh") return std::tanh(a);
+    if (f == "log") return std::log(a);
+    if (f == "log1p") return std::log1p(a);
+    if (f == "erf") return std::erf(a);
     return std::nan("");
   }
   Value select(Cmp c, Value a, Value b, Value t, Value f) const { return apply_cmp(c, a, b) ? t : f; }

@@ -215,6 +215,9 @@ enum class Opcode : std::uint8_t {
   Add, Sub, Mul, MulHi, MulWide, Mad, MadWide, Fma, Div, Rem, Min, Max, Neg, Abs,
   And, Or, Xor, Not, Shl, Shr,
   Rcp, Sqrt, Rsqrt, Ex2, Exp, Lg2, Tanh,
+  // The real functions ln, ln(1 + x) and erf: what nvcc 13 inlines for logf,
+  // log1pf and erff, recognised whole by the lowering (src/ptx/lower_math.cpp).
+  Log, Log1p, Erf,
   Setp,
   // memory
   Ld, St,

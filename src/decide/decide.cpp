@@ -220,7 +220,9 @@ std::optional<Counterexample> Decider::Impl::search_witness(Expr a, Expr b, unsi
   for (unsigned t = 0; t < attempts; ++t) {
     if (std::chrono::steady_clock::now() > alg.deadline) return std::nullopt;
     int range = t < attempts / 2 ? 16 : 64;  // |x| <= 2, then |x| <= 8 (in eighths)
-    std::uniform_int_distribution<int> dist(-range, range);
+    // A logarithm or square root of an input has a value only where the
+    // input is positive: every other point is drawn from positive values.
+    std::uniform_int_distribution<int> dist(ev.has_partial_functions() && t % 2 == 1 ? 1 : -range, range);
     for (std::size_t i = 0; i < point.size(); ++i) {
       int v = dist(rng);
       // Integer inputs take integer values: |x| <= 16, then |x| <= 64.

@@ -170,6 +170,10 @@ class Algebra {
   // single term (n's numerator becomes that term, d loses its denominator).
   bool cancel(NF& d, NF& n);
   NF inverse(NF a);
+  // The known-constant rule on a term outside an exponent: its power of ln2
+  // comes from log2(x) = log(x) / ln 2 (normalizer.cpp), and nvcc's float
+  // ln 2 or log2(e) beside it is read as the real constant, as in exponents.
+  void read_known_constants(Term* t) { apply_known_constants(&t->coef, &t->mono); }
   NF pow(NF a, int k);
   NF neg(NF a);
   // exp(arg); returns false when arg is not a polynomial (the caller then

@@ -151,20 +151,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     case Op::PosInf: throw LimitHit{"an infinite value (-inf or +inf) reaches the compared expressions"};
     case Op::Named:
     case Op::Symbol: return alg_.nf_of(alg_.atom_term(e.id));
-    case Op::Func: {
-      // rsqrt(x) is 1 / sqrt(x): a norm written with rsqrtf and one written
-      // with 1.0f / sqrtf must meet.
-      const bool rsqrt = ctx_.name(e) == "rsqrt" && dep_ids.size() == 1;
-      const std::string& name = rsqrt ? std::string("sqrt") : ctx_.name(e);
-      std::vector<std::uint32_t> key{std::uint32_t(op), std::uint32_t(name.size())};
-      for (char ch : name) key.push_back(std::uint8_t(ch));
-      for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(key_of(i, false));
-      std::uint32_t atom = atom_for(std::move(key));
-      if (!subst_)
-        if (AtomInfo* a = describe(atom)) a->operands = dep_ids;
-      NF f = alg_.nf_of(alg_.atom_term(atom));
-      return rsqrt ? alg_.inverse(std::move(f)) : f;
-    }
+    case Op::Func: return function(e, dep_ids);
     case Op::Max:
     case Op::Min:
     case Op::Select: {
@@ -253,6 +240,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       if (all_single_terms()) {
         Term t = (*results_.get(dep_ids[0]))->num.scale;
         for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*results_.get(dep_ids[i]))->num.scale);
+        if (has_log2_) alg_.read_known_constants(&t);  // __logf: lg2.approx(x) * 0f3F317218 is log(x)
         for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
         return alg_.nf_of(t);
       }
@@ -297,6 +285,68 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     }
   }
   return NF{};
+}
+
+// Function atoms, keyed by a name and their operands' normal forms. Three
+// identities of the real functions let forms that nvcc and kernel authors
+// write differently meet (docs/decide.md, "Opaque functions"); each holds on
+// the function's whole domain, and both sides are undefined off it:
+//   rsqrt(x) = 1 / sqrt(x)       (x > 0), so rsqrtf and 1.0f / sqrtf meet;
+//   log2(x)  = log(x) / ln 2     (x > 0), so log2f, lg2.approx (fast-math logf
+//                                 is lg2.approx times 0f3F317218, read as ln 2)
+//                                 and logf meet;
+//   log1p(x) = log(1 + x)        (x > -1), so log1pf(u) and logf(1.0f + u) meet.
+NF Normalizer::function(Expr e, const std::vector<std::uint32_t>& dep_ids) {
+  const std::string& given = ctx_.name(e);
+  const bool unary = dep_ids.size() == 1;
+  const bool rsqrt = unary && given == "rsqrt";
+  const bool log2 = unary && given == "log2" && ln2_node() != UINT32_MAX;
+  const bool log1p = unary && given == "log1p";
+  const std::string& name = rsqrt ? kSqrt : (log2 || log1p) ? kLog : given;
+  std::vector<std::uint32_t> key{std::uint32_t(Op::Func), std::uint32_t(name.size())};
+  for (char ch : name) key.push_back(std::uint8_t(ch));
+  if (log1p) {
+    std::vector<NF> sum;
+    sum.push_back(alg_.nf_of(alg_.constant_term(Rational(1))));
+    sum.push_back(**results_.get(dep_ids[0]));
+    key.push_back(alg_.nf_key(alg_.add_many(sum), false));
+  } else {
+    for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(operand_key(dep_ids[i]));
+  }
+  std::uint32_t atom = atom_for(std::move(key));
+  if (!subst_)
+    if (AtomInfo* a = describe(atom)) a->operands = dep_ids;
+  NF f = alg_.nf_of(alg_.atom_term(atom));
+  if (rsqrt) return alg_.inverse(std::move(f));
+  if (log2) {
+    has_log2_ = true;
+    return alg_.mul(std::move(f), alg_.inverse(alg_.nf_of(alg_.atom_term(ln2_node()))));
+  }
+  return f;
+}
+
+// The operand form key of a max/min/select/function operand: remembered per
+// node, since a running max asks for the same operands again and again.
+std::uint32_t Normalizer::operand_key(std::uint32_t id) {
+  if (!subst_)
+    if (const std::uint32_t* k = key_cache_.find(id)) return *k;
+  std::uint32_t k = alg_.nf_key(**results_.get(id), false);
+  if (!subst_) key_cache_.insert(id, k);
+  return k;
+}
+
+// The context's ln 2 node (ExprContext makes it first thing, so it is among
+// the first nodes), or UINT32_MAX.
+std::uint32_t Normalizer::ln2_node() {
+  if (ln2_ == UINT32_MAX - 1) {
+    ln2_ = UINT32_MAX;
+    for (std::uint32_t id = 0; id < 16 && id < ctx_.size(); ++id)
+      if (ctx_.op(Expr{id}) == Op::Named && ctx_.name(Expr{id}) == "ln2") {
+        ln2_ = id;
+        break;
+      }
+  }
+  return ln2_;
 }
 
 std::shared_ptr<const NF> Normalizer::run(Expr root) {

@@ -25,6 +25,13 @@ NumericEvaluator::NumericEvaluator(const ExprContext& ctx, const std::vector<Exp
     order_.push_back(Expr{id});
     if (ctx.op(Expr{id}) == Op::Symbol) symbols_.push_back(Expr{id});
     if (ctx.op(Expr{id}) == Op::Named) uses_ln2_ = true;
+    // The normalizer reads log2(x) as log(x) / ln 2, and then nvcc's float
+    // ln 2 and log2(e) beside it as the real constants, as with 2^x.
+    if (ctx.op(Expr{id}) == Op::Func && ctx.name(Expr{id}) == "log2") uses_ln2_ = true;
+    if (ctx.op(Expr{id}) == Op::Func) {
+      const std::string& f = ctx.name(Expr{id});
+      if (f == "log" || f == "log2" || f == "log1p" || f == "sqrt" || f == "rsqrt") partial_functions_ = true;
+    }
   }
   std::sort(symbols_.begin(), symbols_.end());
 }
@@ -101,6 +108,9 @@ std::optional<std::vector<Real>> NumericEvaluator::eval(const std::vector<Ration
         } else if (f == "log2") {
           if (x <= 0) return std::nullopt;
           r = boost::multiprecision::log(x) / ln2;
+        } else if (f == "log1p") {
+          if (x <= -1) return std::nullopt;
+          r = boost::multiprecision::log(1 + x);
         } else if (f == "sqrt") {
           if (x < 0) return std::nullopt;
           r = boost::multiprecision::sqrt(x);

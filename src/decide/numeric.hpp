@@ -25,6 +25,9 @@ class NumericEvaluator {
   const std::vector<Expr>& symbols() const { return symbols_; }
   // Whether ln2 occurs (the roots use 2^x): see numerically_different.
   bool uses_ln2() const { return uses_ln2_; }
+  // Whether a function defined only on part of the reals occurs (log, log2,
+  // log1p, sqrt, rsqrt): counterexamples are then looked for at positive inputs too.
+  bool has_partial_functions() const { return partial_functions_; }
   // Values of the roots, or nullopt where a value is not a finite real
   // (division by zero, log of a negative number, ...).
   // With `read_constants`, constants are read as the decider reads them in
@@ -46,6 +49,7 @@ class NumericEvaluator {
   std::vector<Expr> roots_, order_, symbols_;
   std::unordered_map<std::uint32_t, std::uint32_t> pos_;
   bool uses_ln2_ = false;
+  bool partial_functions_ = false;
 };
 
 std::string real_to_string(const Real& v, int digits = 30);

@@ -695,7 +695,10 @@ class Machine {
       case Opcode::Ex2:
       case Opcode::Exp:
       case Opcode::Lg2:
-      case Opcode::Tanh: return 1;
+      case Opcode::Tanh:
+      case Opcode::Log:
+      case Opcode::Log1p:
+      case Opcode::Erf: return 1;
       default: return 0;
     }
   }
@@ -723,6 +726,9 @@ class Machine {
       case Opcode::Exp: *out = d_.exp(f(0)); return true;
       case Opcode::Lg2: *out = d_.func("log2", f(0)); return true;
       case Opcode::Tanh: *out = d_.func("tanh", f(0)); return true;
+      case Opcode::Log: *out = d_.func("log", f(0)); return true;
+      case Opcode::Log1p: *out = d_.func("log1p", f(0)); return true;
+      case Opcode::Erf: *out = d_.func("erf", f(0)); return true;
       default: return false;
     }
   }

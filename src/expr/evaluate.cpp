@@ -66,6 +66,7 @@ std::vector<long double> evaluate(const ExprContext& ctx, const std::vector<Expr
         long double x = n > 0 ? arg(0) : 0;
         if (f == "log") r = std::log(x);
         else if (f == "log2") r = std::log2(x);
+        else if (f == "log1p") r = std::log1p(x);
         else if (f == "sqrt") r = std::sqrt(x);
         else if (f == "rsqrt") r = 1 / std::sqrt(x);
         else if (f == "tanh") r = std::tanh(x);

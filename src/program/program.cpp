@@ -48,7 +48,7 @@ const char* space_name(Space s) {
 const char* opcode_name(Opcode op) {
   static const char* names[] = {"mov", "cvt", "selp", "add", "sub", "mul", "mul.hi", "mul.wide", "mad", "mad.wide",
                                 "fma", "div", "rem", "min", "max", "neg", "abs", "and", "or", "xor", "not", "shl",
-                                "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "setp", "ld", "st",
+                                "shr", "rcp", "sqrt", "rsqrt", "ex2", "exp", "lg2", "tanh", "log", "log1p", "erf", "setp", "ld", "st",
                                 "bra", "ret", "bar.sync", "bar.warp.sync", "shfl.sync", "vote.sync", "mma.sync",
                                 "ldmatrix", "bfi", "bfe", "atom", "cp.async", "cp.async.commit_group",
                                 "cp.async.wait_group", "wmma.load", "wmma.mma", "wmma.store", "trap", "redux.sync", "fence",

@@ -188,6 +188,9 @@ class Lowering final : public KernelLowering {
     auto [marks, first_time] = idioms_.try_emplace(&k);
     if (first_time) find_idioms(k, &marks->second);
     const std::vector<std::int32_t>& idiom = marks->second;  // empty: none in this body
+    auto [math, new_plan] = math_.try_emplace(&k);
+    if (new_plan) math->second = find_math_forms(k);
+    const MathPlan& plan = math->second;
     reserve_more(p_.code, k.body.size() + 1);
     Frame* outer = f_;
     f_ = &f;
@@ -195,6 +198,8 @@ class Lowering final : public KernelLowering {
       const Statement& s = k.body[i];
       if (s.kind == Statement::Kind::Label)
         f.labels.set(s.label, std::uint32_t(p_.code.size()));
+      else if (!plan.at.empty() && plan.at[i] != MathPlan::kKeep)
+        lower_math(s.instr, plan, plan.at[i]);
       else
         lower_or_defer(f, s.instr, idiom.empty() ? kNoIdiom : idiom[i]);
     }
@@ -205,6 +210,16 @@ class Lowering final : public KernelLowering {
       p_.code[pc].target = *target;
     }
     f_ = outer;
+  }
+
+  // A statement of a math function's form (lower_math.cpp): dropped, or
+  // the one instruction that computes the function.
+  void lower_math(const Instruction& pin, const MathPlan& plan, std::int32_t at) {
+    if (at < 0) return;
+    Instr& in = p_.code.emplace_back(Fresh<Instr>{});
+    in.loc = pin.loc;
+    if (in.loc.source.empty()) in.loc.source = call_source_;
+    lower_math_form(*this, plan.forms[std::size_t(at)], in);
   }
 
   // Lowers one instruction; one outside what tileverify verifies becomes an
@@ -1647,6 +1662,7 @@ class Lowering final : public KernelLowering {
   // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.
   static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2;
   std::map<const Kernel*, std::vector<std::int32_t>> idioms_;
+  std::map<const Kernel*, MathPlan> math_;  // the math forms, by function body
   // decode()'s table: the entries, in the order first seen, never moved once
   // made (lower() holds a reference across a call's inlining), and the slots
   // that find them.

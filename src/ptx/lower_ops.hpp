@@ -180,4 +180,25 @@ class KernelLowering {
 void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
 void lower_wgmma(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
 
+// nvcc's inline expansions of math functions (lower_math.cpp): a form found
+// in a body becomes one instruction computing the function (op) of its input
+// register into its output register, at the form's last instruction.
+struct MathForm {
+  const ptx::Operand* output;  // operands of the body's instructions
+  const ptx::Operand* input;
+  Opcode op;
+  const char* function;  // the CUDA function: "logf", "erff" ...
+  // An operation nvcc sank into the form, applied to the function's value:
+  // Opcode::Neg, Opcode::Mul by `scale` (a positive constant), or Opcode::Mov (none).
+  Opcode post = Opcode::Mov;
+  const ptx::Operand* scale = nullptr;
+};
+struct MathPlan {
+  static constexpr std::int32_t kKeep = -1, kDrop = -2;
+  std::vector<std::int32_t> at;  // per statement: kKeep, kDrop or an index in forms; empty: no forms
+  std::vector<MathForm> forms;
+};
+MathPlan find_math_forms(const Kernel& fn);
+void lower_math_form(KernelLowering& k, const MathForm& f, Instr& in);
+
 }  // namespace tileverify::ptx::lowering

@@ -22,7 +22,12 @@ namespace {
 // FA2 and the naive forms divide once, and agree. block_min (block with its
 // max turned into a min) is compared with block: the same normalization by
 // a sum of exponentials on both sides, shifted by different amounts.
-const std::set<std::string> kDiffersByDesign = {"fa1", "fa1_tc", "online", "block", "block_min"};
+// math/: FpSan tags rsqrt apart from inv(sqrt) (rmsnorm: x / sqrtf against
+// x * rsqrtf), log apart from log2 times the float ln 2 (logsoftmax_fastopt:
+// logf against the fast-math __logf), and log1p apart from log(1 + x)
+// (softplus: log1pf(e^x) against logf(1 + e^x)).
+const std::set<std::string> kDiffersByDesign = {"fa1",     "fa1_tc", "online", "block", "block_min",
+                                                "rmsnorm", "logsoftmax_fastopt", "softplus"};
 
 std::string stem_of(const fs::path& p) {
   std::string s = p.stem().string();  // fa1.fastmath -> fa1
