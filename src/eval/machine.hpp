@@ -935,10 +935,12 @@ class Machine {
   std::vector<std::uint64_t> cluster_arrived_, cluster_waited_;  // per thread: barrier.cluster arrives and waits
   std::map<std::uint64_t, std::vector<std::uint32_t>> cluster_clock_;  // per cluster-barrier phase: the arrivals' join
   std::vector<std::uint8_t> retry_wait_;   // per pc: 0 unknown, 1 a retry loop's wait, 2 not one
-  // Per retry loop's wait: the registers its spin paths write that the exit
-  // path does not recompute (a spin counter, a timer difference): the thread
-  // resumes with them marked as the schedule's (retry_resume).
-  std::map<std::uint32_t, std::vector<std::uint32_t>> retry_clobbers_;
+  // Per retry loop's wait: the registers its spins write, other than those
+  // of the loop head they recompute alike each time (a spin counter, a timer
+  // difference): the thread resumes with them marked as the schedule's; and
+  // the loop head's instructions (the barrier's address), which it runs
+  // again on resuming, as its last spin did (retry_resume).
+  std::map<std::uint32_t, std::vector<std::uint32_t>> retry_clobbers_, retry_heads_;
   std::vector<std::uint8_t> async_noted_;  // per pc: a warning note was made
   std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
   std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)

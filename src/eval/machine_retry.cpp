@@ -77,6 +77,11 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
   using Path = std::vector<std::uint32_t>;
   int budget = kSearchSteps;
   std::set<std::uint32_t> clobbered;
+  // The loop head of each way back: where its last taken branch went, and
+  // the instructions from there to the wait (straight-line code that every
+  // spin on that way runs last).
+  std::set<std::uint32_t> heads;
+  std::vector<std::uint32_t> head_code;
   const auto value = [](const Known& known, const Operand& o, std::int64_t* v) {
     if (o.kind == Operand::Kind::Int) {
       *v = o.imm;
@@ -95,7 +100,7 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
   // barrier's address inside the loop), or from the result (false on every
   // spin); one carried from the previous spin (a counter) may differ at the
   // next wait.
-  const auto steady = [&](const Path& path) {
+  const auto steady = [&](const Path& path, std::uint32_t head, std::size_t head_at) {
     std::map<std::uint32_t, std::size_t> first_write;  // register -> index on the path
     for (std::size_t i = 0; i < path.size(); ++i)
       for (std::uint32_t d : p_.code[path[i]].dst) first_write.emplace(d, i);
@@ -115,13 +120,16 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
       if (o.kind == Operand::Kind::Reg && varying.count(o.index)) return false;
     for (std::size_t i = 0; i < path.size(); ++i)
       for (std::uint32_t d : p_.code[path[i]].dst) clobbered.insert(d);
+    heads.insert(head);
+    head_code.assign(path.begin() + std::ptrdiff_t(head_at), path.end());
     return true;
   };
   // Whether every way from q (with `known`, after `path`) leads back to pc.
-  const auto back = [&](const auto& self, std::uint32_t q, Known known, Path path) -> bool {
+  const auto back = [&](const auto& self, std::uint32_t q, Known known, Path path, std::uint32_t head,
+                        std::size_t head_at) -> bool {
     for (int steps = 0; steps < kPathSteps; ++steps) {
       if (--budget < 0 || q >= p_.code.size()) return false;
-      if (q == pc) return steady(path);
+      if (q == pc) return steady(path, head, head_at);
       const Instr& in = p_.code[q];
       bool on = true, decided = true;
       if (in.guard >= 0) {
@@ -130,7 +138,13 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
         on = (g != 0) != in.guard_negated;
       }
       if (in.op == Opcode::Bra) {
-        if (!decided) return self(self, in.target, known, path) && self(self, q + 1, known, path);
+        if (!decided)
+          return self(self, in.target, known, path, in.target, path.size()) &&
+                 self(self, q + 1, known, path, head, head_at);
+        if (on) {
+          head = in.target;
+          head_at = path.size();
+        }
         q = on ? in.target : q + 1;
         continue;
       }
@@ -192,9 +206,35 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
   };
   Known known;
   known[p_.code[pc].dst[0]] = 0;
-  const bool loops = back(back, pc + 1, known, Path{});
+  const bool loops = back(back, pc + 1, known, Path{}, pc + 1, 0);
   if (loops) {
     clobbered.erase(p_.code[pc].dst[0]);
+    // When every way back ends in the same loop head, the head's unguarded
+    // operations on values no spin changes (nvcc's recomputed barrier
+    // address) give the same values on every spin: the thread recomputes
+    // them on resuming, and they are not the schedule's.
+    std::set<std::uint32_t> written;
+    if (heads.size() == 1) {
+      std::set<std::uint32_t> head_dsts;
+      for (std::uint32_t q : head_code)
+        for (std::uint32_t d : p_.code[q].dst) head_dsts.insert(d);
+      std::set<std::uint32_t> recomputed;
+      for (std::uint32_t q : head_code) {
+        const Instr& in = p_.code[q];
+        bool same = in.guard < 0 && in.op != Opcode::Timer;
+        for (const Operand& o : in.src)
+          if (o.kind == Operand::Kind::Reg && !recomputed.count(o.index) &&
+              (clobbered.count(o.index) || head_dsts.count(o.index) || o.index == p_.code[pc].dst[0]))
+            same = false;
+        if (!same) {
+          for (std::uint32_t d : in.dst) recomputed.erase(d);
+          continue;
+        }
+        retry_heads_[pc].push_back(q);
+        for (std::uint32_t d : in.dst) recomputed.insert(d);
+      }
+      for (std::uint32_t d : recomputed) clobbered.erase(d);
+    }
     if (!clobbered.empty()) retry_clobbers_[pc].assign(clobbered.begin(), clobbered.end());
   }
   retry_wait_[pc] = loops ? 1 : 2;
@@ -202,13 +242,17 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
 }
 
 // A thread released from the retry loop at wait_pc moves on as if its last
-// spin had returned true. The registers its spins wrote (a spin counter, a
-// timer difference) hold, on a GPU, what the spins left: values of the
-// schedule, which this run never computed. They are marked as the wait's
-// (Val::sched): harmless while only the loop reads them, reported where one
-// reaches a branch, an address or an output.
+// spin had returned true: it runs the loop head's recomputed operations
+// again, as that spin did. The other registers its spins wrote (a spin
+// counter, a timer difference) hold, on a GPU, what the spins left: values
+// of the schedule, which this run never computed. They are marked as the
+// wait's (Val::sched): harmless while only the loop reads them, reported
+// where one reaches a branch, an address or an output.
 template <class D>
 void Machine<D>::retry_resume(std::uint32_t t, std::uint32_t wait_pc) {
+  auto head = retry_heads_.find(wait_pc);
+  if (head != retry_heads_.end())
+    for (std::uint32_t q : head->second) alu(t, p_.code[q]);
   auto it = retry_clobbers_.find(wait_pc);
   if (it == retry_clobbers_.end()) return;
   for (std::uint32_t r : it->second) {

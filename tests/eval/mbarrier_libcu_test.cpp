@@ -162,6 +162,27 @@ TEST_CASE("libcu++: the spin counter after a blocked wait is the schedule's") {
   CHECK(contains(r.last().message, "output y"));
 }
 
+TEST_CASE("libcu++: a resumed thread recomputes its loop head as its last spin did; the values are not the schedule's") {
+  // The loop head computes buf's address, which the consumer uses after the
+  // loop; the thread enters the loop at the wait, past the head, holding 0.
+  const char* head =
+      "  mov.u32 %r10, 0;\n"
+      "  mov.u32 %r4, 0;\n"
+      "  bra.uni W;\n"
+      "L:\n"
+      "  mov.u32 %r4, buf;\n"
+      "W:\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], %r10;\n"
+      "  selp.u32 %r11, 1, 0, %p3;\n"
+      "  setp.eq.s32 %p4, %r11, 0;\n"
+      "  @%p4 bra L;\n";
+  Run r;
+  run(r, kernel(kDecls, producer_consumer(head)), 64, 32);
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
+}
+
 TEST_CASE("libcu++: a timer value that reaches an output, an address or a branch is unsupported, naming the read") {
   const char* stored =
       "  mov.u64 %rd20, %globaltimer;\n"
@@ -182,7 +203,7 @@ TEST_CASE("libcu++: a timer value that reaches an output, an address or a branch
                                    std::make_tuple(address, "%clock64", "an address"),
                                    std::make_tuple(branch, "%clock", "a branch")}) {
     Run r;
-    run(r, kernel("", std::string(kPrologue) + "  mov.f32 %f1, 0f00000000;\n" + body + "  ret;\n"), 1, 4);
+    run(r, kernel(kDecls, std::string(kPrologue) + "  mov.f32 %f1, 0f00000000;\n" + body + "  ret;\n"), 1, 4);
     INFO(r.text());
     REQUIRE(!r.r.ok());
     CHECK(r.last().kind == DiagKind::Unsupported);
@@ -191,7 +212,7 @@ TEST_CASE("libcu++: a timer value that reaches an output, an address or a branch
   }
   // A timer read that nothing uses is harmless.
   Run unused;
-  run(unused, kernel("", std::string(kPrologue) + "  mov.u64 %rd20, %globaltimer;\n  nanosleep.u32 100;\n  ret;\n"), 1, 4);
+  run(unused, kernel(kDecls, std::string(kPrologue) + "  mov.u64 %rd20, %globaltimer;\n  nanosleep.u32 100;\n  ret;\n"), 1, 4);
   INFO(unused.text());
   CHECK(unused.r.ok());
 }
@@ -202,10 +223,11 @@ namespace {
 // (cp.async.mbarrier.arrive ...) and `arrive`; all wait for phase 0 (parity
 // 0, a retry loop) and write buf[(i + 1) % 32] to y[i]. `early`: the read
 // comes before the wait.
-std::string cp_async_kernel(int count, const std::string& track, const std::string& arrive, bool early = false) {
-  const std::string read =
-      "  add.s32 %r12, %r1, 1;\n  and.b32 %r13, %r12, 31;\n  shl.b32 %r14, %r13, 2;\n  add.s32 %r15, %r4, %r14;\n"
-      "  ld.shared.f32 %f2, [%r15];\n";
+std::string cp_async_kernel(int count, const std::string& track, const std::string& arrive, bool early = false,
+                            int shift = 1) {
+  const std::string read = "  add.s32 %r12, %r1, " + std::to_string(shift) +
+                           ";\n  and.b32 %r13, %r12, 31;\n  shl.b32 %r14, %r13, 2;\n  add.s32 %r15, %r4, %r14;\n"
+                           "  ld.shared.f32 %f2, [%r15];\n";
   return kernel(kDecls, std::string(kPrologue) +
                             "  setp.ne.s32 %p1, %r1, 0;\n"
                             "  @%p1 bra INITED;\n"
@@ -274,9 +296,10 @@ TEST_CASE("cp.async.mbarrier.arrive without .noinc is no arrival; with .noinc it
   INFO(both.text());
   CHECK(both.r.ok());
   // A count that covers only half: the phase can complete before some
-  // copies land, and their arrive-ons then count in the next phase.
+  // copies land, and their arrive-ons then count in the next phase. (Each
+  // thread reads its own element here: another's would race first.)
   Run half;
-  run(half, cp_async_kernel(32, kTrackNoinc, kArrive), 32, 32);
+  run(half, cp_async_kernel(32, kTrackNoinc, kArrive, false, 0), 32, 32);
   INFO(half.text());
   REQUIRE(!half.r.ok());
   CHECK(half.last().kind == DiagKind::Race);
@@ -308,10 +331,10 @@ TEST_CASE("cp.async: a copy into an element another thread wrote, unordered with
                            "  @%p1 bra COPY;\n"
                            "  mov.f32 %f1, 0f3F800000;\n"
                            "  st.shared.f32 [%r4], %f1;\n"
-                           "  bar.sync 0;\n"
-                           "  ret;\n"
+                           "  bra.uni JOIN;\n"
                            "COPY:\n"
                            "  cp.async.ca.shared.global [%r4], [%rd1], 4, 4;\n"
+                           "JOIN:\n"
                            "  bar.sync 0;\n"
                            "  cp.async.wait_all;\n"
                            "  ret;\n";
