@@ -308,6 +308,15 @@ enum class Opcode : std::uint8_t {
   // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [a], {r..}: a warp collective, the
   // inverse of ldmatrix. mode: 1, 2 or 4; trans; src {a, r0 ..}.
   StMatrix,
+  // mov d, %clock / %clock_hi / %clock64 / %globaltimer{,_lo,_hi}: dst {d}; mode: the TimerKind.
+  // The value is the schedule's (src/eval/machine_async.cpp): allowed where only a retry loop's
+  // backoff reads it, unsupported where it reaches anything the kernel computes.
+  Timer,
+  // nanosleep.u32 t: src {t}. Suspends the thread for a while: no effect on what it computes.
+  Nanosleep,
+  // cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [a]: src {a}; mode 1 with .noinc. The
+  // mbarrier tracks the thread's prior cp.async copies and gets an arrive-on when they complete.
+  CpAsyncMbarArrive,
   // An instruction tileverify does not model, kept in place of it: a thread
   // that reaches it stops the run as DiagKind::Unsupported, with
   // Program::unsupported[src[0].imm]. So a bug found before it is reported,
@@ -315,6 +324,9 @@ enum class Opcode : std::uint8_t {
   Unsupported,
 };
 const char* opcode_name(Opcode op);
+
+// Instr::mode of a Timer: which special register it reads (PTX ISA, Special Registers).
+enum class TimerKind : std::uint8_t { Clock, ClockHi, Clock64, GlobalTimer, GlobalTimerLo, GlobalTimerHi };
 
 // Instr::mode of a Fence.
 enum class FenceKind : std::uint8_t {

@@ -657,7 +657,8 @@ class Machine {
       case Opcode::MbarTx: case Opcode::MbarWait: case Opcode::MbarInval: case Opcode::TmaLoad:
       case Opcode::TmaStore: case Opcode::BulkCopy: case Opcode::BulkCommit: case Opcode::BulkWait:
       case Opcode::ClusterBar: case Opcode::Mapa: case Opcode::Atom: case Opcode::Trap: case Opcode::CpAsync:
-      case Opcode::CpAsyncCommit: case Opcode::CpAsyncWait: return true;
+      case Opcode::CpAsyncCommit: case Opcode::CpAsyncWait: case Opcode::Timer: case Opcode::Nanosleep:
+      case Opcode::CpAsyncMbarArrive: return true;
       default: return false;
     }
   }
@@ -867,6 +868,9 @@ class Machine {
     // The arrive groups of the recent phases (machine_mbarrier_rules.cpp):
     // (warp, pc, the lanes' syncs completed, their visits to pc) -> group.
     std::map<std::array<std::uint32_t, 4>, ArriveGroup> groups;
+    // The asynchronous arrive-ons of cp.async.mbarrier.arrive.noinc: (phase it counted in, the
+    // copies' agent); an arrival not ordered after the copies must not land in a later phase.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> async_arrivals;
   };
   // An asynchronous copy's identity for the race check: vector-clock column
   // n_ + its index. The issuing thread and instruction name it in reports.
@@ -903,6 +907,14 @@ class Machine {
   void mbar_acquire(std::uint32_t t, const Mbar& b);
   bool mbar_wait(std::uint32_t t, const Instr& in);
   bool retry_wait(std::uint32_t pc);
+  // cp.async.mbarrier.arrive, timers and nanosleep (machine_async.cpp): the
+  // forms libcu++'s cuda::barrier / cuda::pipeline compile to.
+  void cp_async_mbar_arrive(std::uint32_t t, const Instr& in);
+  void check_async_arrivals(std::uint32_t t, Mbar& b);
+  void check_copy_issue(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+  void timer_read(std::uint32_t t, const Instr& in);
+  [[noreturn]] void timer_reaches(std::uint32_t t, std::uint32_t timer_pc, const std::string& what);
+  void retry_resume(std::uint32_t t, std::uint32_t wait_pc);
   void cluster_bar(std::uint32_t t, const Instr& in, bool* waits);
   bool release_cluster_wait(std::uint32_t t);
   std::uint32_t new_agent(std::uint32_t t, bool write);
@@ -961,6 +973,12 @@ class Machine {
   std::vector<std::uint64_t> cluster_arrived_, cluster_waited_;  // per thread: barrier.cluster arrives and waits
   std::map<std::uint64_t, std::vector<std::uint32_t>> cluster_clock_;  // per cluster-barrier phase: the arrivals' join
   std::vector<std::uint8_t> retry_wait_;   // per pc: 0 unknown, 1 a retry loop's wait, 2 not one
+  // Per retry loop's wait: the registers its spins write, other than those
+  // of the loop head they recompute alike each time (a spin counter, a timer
+  // difference): the thread resumes with them marked as the schedule's; and
+  // the loop head's instructions (the barrier's address), which it runs
+  // again on resuming, as its last spin did (retry_resume).
+  std::map<std::uint32_t, std::vector<std::uint32_t>> retry_clobbers_, retry_heads_;
   std::vector<std::uint8_t> async_noted_;  // per pc: a warning note was made
   std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
   std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)

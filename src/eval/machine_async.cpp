@@ -54,29 +54,6 @@ void next_box_index(const TensorMap& mp, std::vector<std::uint32_t>& idx) {
   for (std::size_t d = 0; d < idx.size() && ++idx[d] == mp.box[d]; ++d) idx[d] = 0;
 }
 
-// Operations with no effect but their destination register.
-bool pure_integer_op(Opcode op) {
-  switch (op) {
-    case Opcode::Mov:
-    case Opcode::Cvt:
-    case Opcode::Selp:
-    case Opcode::Add:
-    case Opcode::Sub:
-    case Opcode::Mul:
-    case Opcode::Mad:
-    case Opcode::Min:
-    case Opcode::Max:
-    case Opcode::And:
-    case Opcode::Or:
-    case Opcode::Xor:
-    case Opcode::Not:
-    case Opcode::Shl:
-    case Opcode::Shr:
-    case Opcode::Setp: return true;
-    default: return false;
-  }
-}
-
 const char* mbar_op_name(const Instr& in) {
   switch (in.op) {
     case Opcode::MbarInit: return "mbarrier.init";
@@ -134,6 +111,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       const std::int64_t count = control_int(t, operand(t, in.src[1]), "an mbarrier arrival count");
       const std::int64_t tx = control_int(t, operand(t, in.src[2]), "an mbarrier tx count");
       mbar_access(t, b, false);
+      if (!b.async_arrivals.empty()) check_async_arrivals(t, b);  // machine_retry.cpp
       if (count < 1 || count > kMaxArrivals)
         fail(DiagKind::Unsupported, t, "an arrive with count " + std::to_string(count) + " (the PTX ISA allows 1 to 2^20 - 1)");
       if (std::uint64_t(count) > b.pending)
@@ -198,6 +176,10 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       return !waits;
     }
     case Opcode::Mapa: mapa(t, in); return true;
+    // libcu++'s forms (machine_retry.cpp).
+    case Opcode::CpAsyncMbarArrive: cp_async_mbar_arrive(t, in); return true;
+    case Opcode::Timer: timer_read(t, in); return true;
+    case Opcode::Nanosleep: return true;  // when the thread runs, not what it computes
     default: break;
   }
   fail(DiagKind::Unsupported, t, std::string(opcode_name(in.op)) + " is not modelled");
@@ -311,6 +293,7 @@ void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
     }
     if (!(in.mode & MbarWaitFlags::kRelaxed)) mbar_acquire(u, bb);
     set(u, in.dst[0], int_val(1));
+    retry_resume(u, pc_[u]);
     ++pc_[u];
     state_[u] = TState::Run;
   }
@@ -423,132 +406,6 @@ bool Machine<D>::mbar_wait(std::uint32_t t, const Instr& in) {
   return true;
 }
 
-// Whether the wait at pc is a retry loop's: with its result false, the code
-// after it reaches the wait again through nothing but branches and pure
-// operations on values computed from the result (the forms compilers emit:
-// `L: try_wait p; @!p bra L;`, CUTLASS's `L: try_wait p; @p bra DONE; bra L;
-// DONE:`, and a selp / setp of p before the branch). Decided once per pc by
-// running that code on the result false.
-template <class D>
-bool Machine<D>::retry_wait(std::uint32_t pc) {
-  if (retry_wait_.empty()) retry_wait_.assign(p_.code.size(), 0);
-  if (retry_wait_[pc]) return retry_wait_[pc] == 1;
-  std::map<std::uint32_t, std::int64_t> known;  // registers computed from the result
-  known[p_.code[pc].dst[0]] = 0;
-  auto value = [&](const Operand& o, std::int64_t* v) {
-    if (o.kind == Operand::Kind::Int) {
-      *v = o.imm;
-      return true;
-    }
-    if (o.kind != Operand::Kind::Reg || o.imm != 0) return false;
-    auto it = known.find(o.index);
-    if (it == known.end()) return false;
-    *v = it->second;
-    return true;
-  };
-  bool loops = false;
-  std::uint32_t q = pc + 1;
-  // The instructions executed on the way back, in order, and which of them
-  // computed a value the result does not decide (unknown).
-  std::vector<std::pair<std::uint32_t, bool>> path;
-  for (int steps = 0; steps < 16 && q < p_.code.size(); ++steps) {
-    if (q == pc) {
-      loops = true;
-      break;
-    }
-    const Instr& in = p_.code[q];
-    if (in.op != Opcode::Bra) path.emplace_back(q, false);
-    bool on = true;
-    if (in.guard >= 0) {
-      std::int64_t g = 0;
-      if (!value(Operand::reg(std::uint32_t(in.guard)), &g)) break;
-      on = (g != 0) != in.guard_negated;
-    }
-    if (in.op == Opcode::Bra) {
-      q = on ? in.target : q + 1;
-      continue;
-    }
-    if (!on) {
-      ++q;
-      continue;
-    }
-    std::int64_t a = 0, b2 = 0, c = 0, r = 0;
-    const std::size_t ns = in.src.size();
-    if (in.dst.size() != 1 || ns == 0 || ns > 3 || !value(in.src[0], &a) || (ns > 1 && !value(in.src[1], &b2)) ||
-        (ns > 2 && !value(in.src[2], &c))) {
-      // An operation on other values (the next wait's address, computed
-      // in the loop): its result is unknown here, which ends the search
-      // only if a branch decides on it.
-      if (in.dst.size() == 1 && pure_integer_op(in.op)) {
-        known.erase(in.dst[0]);
-        path.back().second = true;
-        ++q;
-        continue;
-      }
-      break;
-    }
-    const bool pred = in.type == DType::Pred;
-    switch (in.op) {
-      case Opcode::Mov:
-      case Opcode::Cvt: r = a; break;
-      case Opcode::Not: r = pred ? !a : ~a; break;
-      case Opcode::And: r = a & b2; break;
-      case Opcode::Or: r = a | b2; break;
-      case Opcode::Xor: r = pred ? (a != 0) != (b2 != 0) : a ^ b2; break;
-      case Opcode::Selp: r = c ? a : b2; break;
-      case Opcode::Setp:
-        switch (in.cmp) {
-          case Cmp::EQ: r = a == b2; break;
-          case Cmp::NE: r = a != b2; break;
-          case Cmp::LT: r = a < b2; break;
-          case Cmp::LE: r = a <= b2; break;
-          case Cmp::GT: r = a > b2; break;
-          case Cmp::GE: r = a >= b2; break;
-        }
-        break;
-      default:
-        if (pure_integer_op(in.op)) {  // computed from the result, not followed here: unknown
-          known.erase(in.dst[0]);
-          path.back().second = true;
-          ++q;
-        } else {
-          q = std::uint32_t(p_.code.size());
-        }
-        continue;
-    }
-    known[in.dst[0]] = r;
-    ++q;
-  }
-  // Blocking until the phase completes is what the loop does only if every
-  // spin waits on the same barrier and parity: the wait's operands must not
-  // change around the loop. A register written on the way back is fine when
-  // recomputed from values the loop does not change (nvcc recomputes the
-  // barrier's address inside the loop), or from the result (false on every
-  // spin); one carried from the previous spin (a counter) may differ at the
-  // next wait.
-  if (loops) {
-    std::map<std::uint32_t, std::size_t> first_write;  // register -> index on the path
-    for (std::size_t i = 0; i < path.size(); ++i)
-      for (std::uint32_t d : p_.code[path[i].first].dst) first_write.emplace(d, i);
-    std::set<std::uint32_t> varying;
-    for (std::size_t i = 0; i < path.size(); ++i) {
-      const Instr& in = p_.code[path[i].first];
-      bool varies = false;
-      for (const Operand& o : in.src)
-        if (o.kind == Operand::Kind::Reg) {
-          auto w = first_write.find(o.index);
-          varies = varies || varying.count(o.index) || (w != first_write.end() && w->second >= i);
-        }
-      for (std::uint32_t d : in.dst)
-        if (varies) varying.insert(d);
-    }
-    for (const Operand& o : p_.code[pc].src)
-      if (o.kind == Operand::Kind::Reg && varying.count(o.index)) loops = false;
-  }
-  retry_wait_[pc] = loops ? 1 : 2;
-  return loops;
-}
-
 template <class D>
 std::uint32_t Machine<D>::mbar_waiting_on(std::uint32_t t) const {
   for (std::uint32_t i = 0; i < mbars_.size(); ++i)
@@ -628,7 +485,10 @@ template <class D>
 std::string Machine<D>::async_access_name(Access k, std::uint32_t pc) const {
   const Instr& in = p_.code[pc];
   if (k == Access::AgentRead || k == Access::AgentWrite) {
-    const char* who = in.op == Opcode::TmaLoad || in.op == Opcode::TmaStore ? "TMA" : in.op == Opcode::BulkCopy ? "bulk copy" : "async";
+    const char* who = in.op == Opcode::TmaLoad || in.op == Opcode::TmaStore ? "TMA"
+                      : in.op == Opcode::BulkCopy                             ? "bulk copy"
+                      : in.op == Opcode::CpAsyncMbarArrive                    ? "cp.async (mbarrier-tracked)"
+                                                                              : "async";
     return std::string(who) + (k == Access::AgentRead ? " read" : " write");
   }
   if (const char* m = mbar_op_name(in)) return m;
@@ -640,7 +500,12 @@ std::string Machine<D>::async_race_detail(Access a, std::uint32_t apc, Access b,
   std::string s;
   for (auto [k, pc] : {std::make_pair(a, apc), std::make_pair(b, bpc)}) {
     const Instr& in = p_.code[pc];
-    if (k == Access::AgentWrite && (in.op == Opcode::TmaLoad || (in.op == Opcode::BulkCopy && in.space == Space::Shared)))
+    if (k == Access::AgentWrite && in.op == Opcode::CpAsyncMbarArrive)
+      s += "  the cp.async copies the barrier tracks since " + in.loc.with_source() +
+           " (cp.async.mbarrier.arrive) write shared memory\n"
+           "  asynchronously; an access is ordered after them only by a wait that observes the completion of the\n"
+           "  phase their arrive-on counts toward (PTX ISA, cp.async.mbarrier.arrive; cp.async, mbarrier-based completion)\n";
+    else if (k == Access::AgentWrite && (in.op == Opcode::TmaLoad || (in.op == Opcode::BulkCopy && in.space == Space::Shared)))
       s += "  the copy at " + in.loc.with_source() +
            " writes shared memory asynchronously; an access is ordered after it only by a wait\n"
            "  that observes the completion of the mbarrier phase its complete-tx counts toward (PTX ISA,\n"

@@ -561,6 +561,7 @@ void Machine<D>::cp_async(std::uint32_t t, const Instr& in) {
     }
     if (dm.pending.size() != dm.cells.size()) dm.pending.assign(dm.cells.size(), 0);
     check_pending(t, dm, dc, Access::AsyncWrite, pc);  // two copies in flight to one cell
+    check_copy_issue(t, dm, dc, pc);                   // before the issue: machine_races.cpp
     AsyncCopy<V> cp;
     cp.thread = t;
     cp.pc = pc;

@@ -115,6 +115,29 @@ void Machine<D>::check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Acc
   race(t, m, c, cp.thread, cp.pc, Access::AsyncWrite, kind, pc);
 }
 
+// A cp.async's write lands somewhere between its issue and its completion
+// (a wait_group, or the mbarrier phase it is tracked by), and is checked at
+// the completion, as the issuing thread's (retire) or its agent's
+// (cp_async_mbar_arrive) access ordered after what the thread has
+// synchronized with by then. An access another thread made before the
+// issue, unordered with it, may come after the write on a GPU however the
+// thread synchronizes in between: it races with the copy, checked here at
+// the issue. (Accesses after the issue meet the pending mark.)
+template <class D>
+void Machine<D>::check_copy_issue(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+  if (!o_.check_races || m.per_thread) return;
+  const Shadow& s = m.shadow[c];
+  for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Write, Access::AsyncWrite, pc);
+  });
+  for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Read, Access::AsyncWrite, pc);
+  });
+  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
+    race(t, m, c, u, upc, Access::Atomic, Access::AsyncWrite, pc);
+  });
+}
+
 template <class D>
 void Machine<D>::touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint32_t t, std::uint32_t pc) {
   if (!o_.record_touches || m.role == Role::Scratch || m.space != Space::Global) return;

@@ -712,6 +712,9 @@ void Machine<D>::step(std::uint32_t t) {
     case Opcode::BulkWait:
     case Opcode::ClusterBar:
     case Opcode::Mapa:
+    case Opcode::Timer:
+    case Opcode::Nanosleep:
+    case Opcode::CpAsyncMbarArrive:
       if (!async_step(t, in)) return;  // t waits
       break;
     case Opcode::Fence:
@@ -827,6 +830,7 @@ void Machine<D>::schedule_dependent(std::uint32_t t, std::uint32_t sched, const 
                           "  thread skipped, say): reading it is harmless only while the value is discarded\n");
     throw Stop{d};
   }
+  if (p_.code[atom_pc].op == Opcode::Timer) timer_reaches(t, atom_pc, what);  // machine_async.cpp
   if (p_.code[atom_pc].op == Opcode::MbarWait) {
     // test_wait / try_wait outside a retry loop (machine_async.cpp, retry_wait).
     Diagnostic d;

@@ -56,7 +56,7 @@ const char* opcode_name(Opcode op) {
                                 "cp.async.bulk.tensor.load", "cp.async.bulk.tensor.store", "cp.async.bulk",
                                 "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "elect.sync", "barrier.cluster",
                                 "mapa", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "wgmma.mma_async",
-                                "stmatrix", "unsupported"};
+                                "stmatrix", "timer", "nanosleep", "cp.async.mbarrier.arrive", "unsupported"};
   static_assert(sizeof names / sizeof names[0] == std::size_t(Opcode::Unsupported) + 1, "a name per opcode");
   return names[std::size_t(op)];
 }
@@ -147,6 +147,10 @@ std::string Program::instr_text(std::uint32_t pc) const {
     return os.str() + unsupported_of(in).text + " (unsupported)";
   else if (in.op == Opcode::Trap)  // the assert's arguments are .param slots: not worth listing
     return os.str() + (in.mode == 1 ? "call __assertfail" : "trap");
+  else if (in.op == Opcode::Timer && !in.dst.empty() && in.mode <= std::uint8_t(TimerKind::GlobalTimerHi)) {
+    static const char* timers[] = {"%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"};
+    return os.str() + "mov." + dtype_name(in.type) + " " + registers[in.dst[0]].name + ", " + timers[in.mode];
+  }
   else
     os << opcode_name(in.op);
   if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);

@@ -813,6 +813,9 @@ class Lowering final : public KernelLowering {
         if (is_word(w, "mbarrier")) return {B::Async};
         if (is_word(w, "stmatrix")) return {B::Wgmma};
         break;
+      case 9:
+        if (is_word(w, "nanosleep")) return {B::Async};
+        break;
       case 10:
         if (is_word(w, "setmaxnreg")) return {B::SetMaxNReg};
         break;
@@ -980,6 +983,7 @@ class Lowering final : public KernelLowering {
       case Base::Mov:
       case Base::Cvta:
         need(pin, 2);
+        if (lower_timer(*this, pin, in)) break;
         in.op = Opcode::Mov;
         if (ops[1].kind == ptx::Operand::Kind::Vector) {  // pack
           set_dsts(in.dst, ops[0]);
@@ -1444,8 +1448,7 @@ class Lowering final : public KernelLowering {
     const auto& ops = pin.operands;
     const std::string_view what = parts.size() > 2 ? parts[2] : "";
     if (what == "bulk" || has_part(parts, "bulk")) return lower_async(*this, pin, in, parts);
-    if (what == "mbarrier")
-      fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: mbarrier-based completion of cp.async is not modelled");
+    if (what == "mbarrier") return lower_async(*this, pin, in, parts);
     if (what == "commit_group") {
       need(pin, 0);
       in.op = Opcode::CpAsyncCommit;

@@ -2,11 +2,15 @@
 // (with and without .tensor), barrier.cluster and mapa (PTX ISA 8.x,
 // "Parallel Synchronization and Communication Instructions: mbarrier",
 // "Data Movement and Conversion Instructions: cp.async.bulk,
-// cp.async.bulk.tensor", "barrier.cluster", "mapa"). The encodings are the
+// cp.async.bulk.tensor", "barrier.cluster", "mapa"), cp.async.mbarrier.arrive,
+// nanosleep and the timer registers (what libcu++'s cuda::barrier and
+// cuda::pipeline compile to). The encodings are the
 // ones program.hpp documents at each opcode; src/eval/machine_async.cpp runs
 // them. What the evaluator does not model is refused here, as unsupported,
 // with the reason (im2col, reductions, copies between CTAs of a cluster).
 #include "lower_ops.hpp"
+
+#include <utility>
 
 namespace tileverify::ptx::lowering {
 
@@ -246,13 +250,58 @@ void bulk(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& p
   unsupported(pin, "this form of bulk copy is not modelled");
 }
 
+// ---------------------------------------------------------------- cp.async + mbarrier, nanosleep
+
+// cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr] (PTX ISA, "Parallel Synchronization
+// and Communication Instructions: cp.async.mbarrier.arrive"): the barrier gets an arrive-on when
+// all of the thread's prior cp.async copies complete; without .noinc its pending count is first
+// raised by one, so the arrive-on changes nothing but holds the phase open until the copies land.
+void cp_async_mbarrier(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts) {
+  if (!(parts.size() > 3 && is_word(parts[3], "arrive")))
+    unsupported(pin, "of the cp.async.mbarrier instructions only cp.async.mbarrier.arrive exists");
+  for (std::size_t i = 4; i < parts.size(); ++i) {
+    const std::string_view p = parts[i];
+    if (!is_word(p, "noinc") && !is_word(p, "shared") && !is_word(p, "shared::cta") && !is_word(p, "b64"))
+      bad_input(pin.loc, "'" + str(pin.opcode) + "': cp.async.mbarrier.arrive takes .noinc, .shared{::cta} and .b64, not ." +
+                             str(p));
+  }
+  need_ops(pin, 1, 1);
+  in.op = Opcode::CpAsyncMbarArrive;
+  in.space = Space::Shared;
+  in.type = DType::B64;
+  in.mode = has_part(parts, "noinc") ? 1 : 0;
+  in.src = {plain_address(k, pin, pin.operands[0])};
+}
+
 }  // namespace
+
+// The timers of the PTX ISA's "Special Registers": %clock, %clock_hi, %clock64 (SM cycle
+// counters) and %globaltimer{,_lo,_hi} (nanoseconds). libcu++'s barrier and pipeline waits read
+// %globaltimer to pace their backoff; what they read is the schedule's, not the kernel's.
+bool lower_timer(KernelLowering& k, const Instruction& pin, Instr& in) {
+  if (pin.operands.size() != 2 || pin.operands[1].kind != PK::Name) return false;
+  static constexpr std::pair<std::string_view, TimerKind> timers[] = {
+      {"%clock", TimerKind::Clock},           {"%clock_hi", TimerKind::ClockHi},
+      {"%clock64", TimerKind::Clock64},       {"%globaltimer", TimerKind::GlobalTimer},
+      {"%globaltimer_lo", TimerKind::GlobalTimerLo}, {"%globaltimer_hi", TimerKind::GlobalTimerHi}};
+  for (const auto& [name, kind] : timers)
+    if (pin.operands[1].name == name) {
+      if (pin.operands[0].kind == PK::Vector) bad_input(pin.operands[0].loc, "a timer is read into one register");
+      in.op = Opcode::Timer;
+      in.mode = std::uint8_t(kind);
+      in.dst = {k.reg_of(pin.operands[0])};
+      return true;
+    }
+  return false;
+}
 
 void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts) {
   const std::string_view base = parts[0];
   if (is_word(base, "mbarrier")) return mbarrier(k, pin, in, parts);
   if (is_word(base, "cp")) {
     if (parts.size() > 2 && is_word(parts[1], "async") && is_word(parts[2], "bulk")) return bulk(k, pin, in, parts);
+    if (parts.size() > 2 && is_word(parts[1], "async") && is_word(parts[2], "mbarrier"))
+      return cp_async_mbarrier(k, pin, in, parts);
     unsupported(pin, "unknown asynchronous copy");
   }
   if (is_word(base, "barrier") || is_word(base, "bar")) {
@@ -265,6 +314,14 @@ void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpP
       in.mode = 1;
     else
       bad_input(pin.loc, "'" + str(pin.opcode) + "': barrier.cluster needs .arrive or .wait");
+    return;
+  }
+  if (is_word(base, "nanosleep")) {
+    // nanosleep.u32 t (PTX ISA, "nanosleep"): suspends the thread for up to t nanoseconds; it
+    // changes when the thread runs, never what it computes.
+    need_ops(pin, 1, 1);
+    in.op = Opcode::Nanosleep;
+    in.src = {k.value(pin.operands[0])};
     return;
   }
   if (is_word(base, "mapa")) {
