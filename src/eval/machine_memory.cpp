@@ -515,6 +515,13 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
     old.kind = VKind::Data;
     old.f = x;
   } else {
+    // atomicMax((int*)p, __float_as_int(v)): the integer order of float bits
+    // is the float order for non-negative floats only (two negative floats
+    // compare reversed), and the sign of tensor data is not known here.
+    if ((op == AtomOp::Min || op == AtomOp::Max) && (old.kind == VKind::Float || v.kind == VKind::Float))
+      fail(DiagKind::NotStructured, t,
+           name + "." + dtype_name(ty) + " on the bits of a float (integer order is float order only for "
+           "non-negative floats, and the sign of the data is not known)");
     std::int64_t x = wrap(as_int(t, old, "an atomic's memory operand"), ty);
     std::int64_t y = wrap(as_int(t, v, "an atomic's operand"), ty);
     bool lt = dtype_is_signed(ty) ? x < y : (std::uint64_t(x) & mask(ty)) < (std::uint64_t(y) & mask(ty));

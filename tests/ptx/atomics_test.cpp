@@ -509,3 +509,29 @@ TEST_CASE("over a grid, an element one CTA updates with two different atomics is
   INFO(r.text());
   CHECK(r.verdict == Outcome::Race);
 }
+
+TEST_CASE("atomicMax on the bits of a float is not read as a float max: integer order is float order for non-negative floats only") {
+  // atomicMax((int*)&m, __float_as_int(fabsf(x[t]))), as nvcc 13 compiles it.
+  Program p = lower_text(kernel_text(R"(  .shared .align 4 .f32 m;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $L_one;
+  st.shared.u32 [m], 0;
+$L_one:
+  bar.sync 0;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  abs.f32 %f2, %f1;
+  mov.b32 %r2, %f2;
+  atom.shared.max.s32 %r3, [m], %r2;)"));
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto run = run_program(p, launch_of(4, {tensor("p", DType::F32, 4, Role::In)}), dom);
+  REQUIRE(!run.ok());
+  INFO(run.diagnostics.back().text());
+  CHECK(run.diagnostics.back().kind == DiagKind::NotStructured);
+  CHECK(run.diagnostics.back().message.find("non-negative floats") != std::string::npos);
+}
