@@ -194,7 +194,7 @@ std::string kernel_text(const std::string& body, const std::string& params = ".p
 
 }  // namespace
 
-TEST_CASE("atom.exch, .inc, .dec and .cas lower with their operands; inc and dec on another type than .u32 are unsupported") {
+TEST_CASE("atom.exch, .inc, .dec and .cas lower with their operands, and inc and dec on another type than .u32 are unsupported") {
   Program p = lower_text(kernel_text(R"(  ld.param.u64 %rd1, [p];
   atom.global.exch.b32 %r1, [%rd1], %r2;
   atom.global.inc.u32 %r1, [%rd1], 16;
@@ -224,7 +224,7 @@ TEST_CASE("atom.exch, .inc, .dec and .cas lower with their operands; inc and dec
   CHECK(!red_cas.unsupported);  // bad input: red has no cas
 }
 
-TEST_CASE("atomicInc and atomicDec wrap at their bound as the PTX ISA defines; exchanges of one value and incs of one bound commute") {
+TEST_CASE("atomicInc and atomicDec wrap at their bound as the PTX ISA defines, and exchanges of one value and incs of one bound commute") {
   Program p = lower_example("counters.ptx", "counters");
   Launch l = launch_of(32, {tensor("y", DType::F32, 4, Role::Out)});
   ConcreteDomain dom;
@@ -289,7 +289,7 @@ $L_one:
   CHECK(d.accesses[1].instr.find("red.shared.max") != std::string::npos);
 }
 
-TEST_CASE("a single atom.cas computes x == b ? c : x; CASes of the same operands commute, of others race") {
+TEST_CASE("a single atom.cas computes (x == b) ? c : x, and CASes of the same operands commute while others race") {
   auto run_with = [](const std::string& cas) {
     Program p = lower_text(kernel_text(R"(  .shared .align 4 .u32 flag;
   ld.param.u64 %rd1, [p];
