@@ -370,7 +370,7 @@ void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std:
   AtomicEpoch* mine = nullptr;
   for (AtomicEpoch& e : kinds) {
     if (e.thread == t) {
-      if (!mine && commute(e, pc, operands) && p_.code[e.pc].mode == p_.code[pc].mode) mine = &e;
+      if (!mine && commute(e, pc, operands)) mine = &e;  // commuting with it: the same kind
       continue;
     }
     if (!ordered(t, e.thread, e.clock) && !commute(e, pc, operands))

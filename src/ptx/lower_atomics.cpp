@@ -480,7 +480,9 @@ class CasLoopLifter {
   // The loads that set the carried register on the paths into the loop (the
   // loop's first read: `old = *addr`) become relaxed atomic loads. Found by
   // walking the code back from the loop's head to the nearest write of the
-  // register on each path.
+  // register on each path; a path through a barrier or another collective
+  // stops the walk: a load before it may be ordered before the other
+  // threads' updates, and then it is an ordinary read with one value.
   void first_reads(const Loop& l, std::uint32_t carried, std::size_t width) {
     std::vector<std::vector<std::uint32_t>> from(p_.code.size());  // branches to each pc
     for (std::uint32_t j = 0; j < p_.code.size(); ++j)
@@ -503,6 +505,9 @@ class CasLoopLifter {
       if (seen[j]) continue;
       seen[j] = true;
       Instr& in = p_.code[j];
+      if (!pure_register_op(in.op) && in.op != Opcode::Ld && in.op != Opcode::St && in.op != Opcode::Atom &&
+          in.op != Opcode::Bra && in.op != Opcode::Fence)
+        continue;
       if (std::find(in.dst.begin(), in.dst.end(), carried) != in.dst.end()) {
         if (in.op == Opcode::Ld && in.guard < 0 && in.dst.size() == 1 && in.src.size() == 1 &&
             dtype_bytes(in.type) == width && (in.space == Space::Global || in.space == Space::Shared)) {

@@ -535,3 +535,40 @@ $L_one:
   CHECK(run.diagnostics.back().kind == DiagKind::NotStructured);
   CHECK(run.diagnostics.back().message.find("non-negative floats") != std::string::npos);
 }
+
+TEST_CASE("a read before a barrier that precedes a CAS loop stays a plain read: its value is not schedule-dependent") {
+  // Every thread reads m, waits at the barrier, then takes the maximum by CAS:
+  // the read is ordered before every update, so thread 0 may write it out.
+  Program p = lower_text(kernel_text(R"(  .shared .align 4 .f32 m;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $L_one;
+  st.shared.f32 [m], 0f00000000;
+$L_one:
+  bar.sync 0;
+  cvt.rn.f32.u32 %f1, %r1;
+  ld.shared.u32 %r6, [m];
+  mov.u32 %r8, %r6;
+  bar.sync 0;
+$L_try:
+  mov.b32 %f2, %r6;
+  max.f32 %f3, %f2, %f1;
+  mov.b32 %r5, %f3;
+  atom.shared.cas.b32 %r7, [m], %r6, %r5;
+  setp.ne.s32 %p2, %r6, %r7;
+  mov.u32 %r6, %r7;
+  @%p2 bra $L_try;
+  @%p1 bra $L_end;
+  st.global.u32 [%rd1], %r8;
+$L_end:)"));
+  INFO(p.listing());
+  CHECK(count_text(p.listing(), "(a compare-and-swap loop)") == 1);
+  CHECK(count_text(p.listing(), "ld.relaxed") == 0);
+  ConcreteDomain dom;
+  auto run = run_program(p, launch_of(8, {tensor("p", DType::F32, 1, Role::Out)}), dom);
+  INFO((run.ok() ? std::string() : run.diagnostics[0].text()));
+  REQUIRE(run.ok());
+  CHECK(*run.outputs.at("p")[0] == 0);
+}
