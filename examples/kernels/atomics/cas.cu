@@ -182,6 +182,33 @@ extern "C" __global__ void max_by_lock(const float* x, float* y, int* lock) {
   atomicExch(lock, 0);
 }
 
+// An integer maximum by a 64-bit CAS loop (atomicMax on unsigned long long
+// exists from sm_35 on; older code wrote this), over integer data.
+__device__ __forceinline__ void umax64_by_cas(unsigned long long* a, unsigned long long val) {
+  unsigned long long old = *a, assumed;
+  do {
+    assumed = old;
+    old = atomicCAS(a, assumed, assumed > val ? assumed : val);
+  } while (assumed != old);
+}
+
+extern "C" __global__ void umax_ref(const unsigned* x, unsigned long long* y) {
+  if (threadIdx.x != 0) return;
+  unsigned long long m = 0;
+  for (int i = 0; i < N; ++i) m = m > x[blockIdx.x * N + i] ? m : x[blockIdx.x * N + i];
+  y[blockIdx.x] = m;
+}
+
+extern "C" __global__ void umax_cas_block(const unsigned* x, unsigned long long* y) {
+  __shared__ unsigned long long m;
+  int t = threadIdx.x;
+  if (t == 0) m = 0;
+  __syncthreads();
+  umax64_by_cas(&m, x[blockIdx.x * N + t]);
+  __syncthreads();
+  if (t == 0) y[blockIdx.x] = m;
+}
+
 // Over the whole grid: the reference's CTA 0 takes the maximum of y[0] and
 // every x in one thread; the CAS kernel's threads each apply a max by CAS to
 // y[0], from every CTA.
