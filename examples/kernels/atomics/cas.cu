@@ -182,6 +182,27 @@ extern "C" __global__ void max_by_lock(const float* x, float* y, int* lock) {
   atomicExch(lock, 0);
 }
 
+// A float max written as "CAS while val is larger than what the CAS saw"
+// (no write once memory holds a larger value): nvcc tests val > old as a
+// float comparison before and at the end of the loop. tileverify does not
+// read this form as one atomic max (yet): the branch on the float is
+// outside the structured-CTA class.
+extern "C" __global__ void max_cas_while_greater(const float* x, float* y) {
+  __shared__ float m;
+  int t = threadIdx.x;
+  if (t == 0) m = -INFINITY;
+  __syncthreads();
+  int* a = (int*)&m;
+  float val = x[blockIdx.x * N + t];
+  int old = *a, assumed;
+  while (val > __int_as_float(old)) {
+    assumed = old;
+    old = atomicCAS(a, assumed, __float_as_int(val));
+  }
+  __syncthreads();
+  if (t == 0) y[blockIdx.x] = m;
+}
+
 // An integer maximum by a 64-bit CAS loop (atomicMax on unsigned long long
 // exists from sm_35 on; older code wrote this), over integer data.
 __device__ __forceinline__ void umax64_by_cas(unsigned long long* a, unsigned long long val) {
