@@ -123,7 +123,7 @@ TEST_CASE("an atomic and a plain read of the element without a barrier between t
   CHECK(d.accesses[0].loc.line == 244);  // ld.shared.f32 of s by thread 0
   CHECK(d.accesses[1].kind == "atomic");
   CHECK(d.accesses[1].loc.line == 241);  // atom.shared.add.f32 by thread 1
-  CHECK(d.text().find("atomics never race with each other") != std::string::npos);
+  CHECK(d.text().find("atomics that commute never race with each other") != std::string::npos);
 }
 
 TEST_CASE("atom.add and atom.max on one element do not commute: they race") {
@@ -255,6 +255,7 @@ TEST_CASE("exchanges of different values race, and so do incs with different bou
     CHECK(d.accesses[0].kind == "atomic");
     CHECK(d.accesses[1].kind == "atomic");
     CHECK(d.accesses[0].instr.find(spec[0] == 'e' ? "atom.shared.exch" : "atom.shared.inc") != std::string::npos);
+    CHECK(d.text().find("these two atomics do not commute") != std::string::npos);
   }
   Report ticket = equiv_example("inc_ticket.json");
   INFO(ticket.text());
