@@ -109,7 +109,8 @@ void lower_atomic(KernelLowering& k, const Instruction& pin, Instr& in, const Op
 // and the first read (the ld before the loop that sets the carried register)
 // becomes a relaxed atomic load: its value only picks the first attempt's
 // guess, it is not a read that races with the other threads' updates.
-// Anything else the loop does makes it a loop tileverify cannot read: its CAS
+// The form that retries while val > old (a float comparison) is read too
+// (while_form). Anything else the loop does makes it a loop tileverify cannot read: its CAS
 // becomes unsupported, naming the loop's lines and the reason. A CAS whose
 // result no branch back depends on is a single CAS (atom.cas).
 
@@ -367,8 +368,6 @@ class CasLoopLifter {
                           !dtype_is_float(p_.code[g.pc].type) &&
                           (p_.code[g.pc].cmp == Cmp::NE || p_.code[g.pc].cmp == Cmp::EQ);
     const bool fires_on_equal = compares && ((p_.code[g.pc].cmp == Cmp::EQ) != test.guard_negated);
-    if (!compares || fires_on_equal != l.leaves())
-      return *why = "its test at " + at(l.test) + " is not 'try again while the CAS returned another value than it compared with'", false;
     const std::uint32_t carried = assumed.reg;
     if (a.reg(carried) != old)
       return *why = "the value the next attempt compares with is not what the CAS returned (a lock or a flag: it "
@@ -378,7 +377,16 @@ class CasLoopLifter {
       if (r != carried && is_written(r))
         return *why = "it carries '" + p_.registers[r].name + "' from one attempt to the next besides the value read", false;
     Update u;
-    if (!update_of(a, now, cmp, dtype_bytes(cas.type), &u, why)) return false;
+    std::uint32_t skip = kNoSkip;  // the "while" form's branch around the loop
+    const std::string not_retry =
+        "its test at " + at(l.test) + " is not 'try again while the CAS returned another value than it compared with'";
+    if (!compares) {
+      if (!while_form(l, a, g, old, now, carried, address, &u, &skip)) return *why = not_retry, false;
+    } else if (fires_on_equal != l.leaves()) {
+      return *why = not_retry, false;
+    } else if (!update_of(a, now, cmp, dtype_bytes(cas.type), &u, why)) {
+      return false;
+    }
 
     // The rewrite, in place: the read-modify-write, the attempt's
     // instructions as they run in the attempt that succeeds, the test branch
@@ -415,8 +423,143 @@ class CasLoopLifter {
     }
     if (l.leaves()) body.push_back(test);  // now always taken
     std::copy(body.begin(), body.end(), p_.code.begin() + l.head);
+    if (skip != kNoSkip) {  // the loop now runs whatever the first read saw: the branch around it goes
+      Instr& in = p_.code[skip];
+      const std::uint32_t pred = std::uint32_t(in.guard);
+      Instr mv;
+      mv.op = Opcode::Mov;
+      mv.type = DType::Pred;
+      mv.dst = {pred};
+      mv.src = {tileverify::Operand::reg(pred)};
+      mv.loc = in.loc;
+      in = mv;
+    }
     first_reads(l, carried, dtype_bytes(cas.type));
     return true;
+  }
+
+  static constexpr std::uint32_t kNoSkip = 0xffffffffu;
+
+  // The form `while (val > __int_as_float(old)) { assumed = old; old =
+  // atomicCAS(a, assumed, __float_as_int(val)); }` (a float max; with < a
+  // min), as nvcc 13 -O3 writes it:
+  //   ld.shared.u32 %r8, [m];  mov.b32 %f2, %r8;  ...  setp.leu.f32 %p2, %f1, %f2;  @%p2 bra OUT;
+  //   mov.b32 %r3, %f1;  ...
+  //   L: atom.shared.cas.b32 %r8, [a], %r8, %r3;  mov.b32 %f3, %r8;  setp.gt.f32 %p3, %f1, %f3;  @%p3 bra L;
+  //   OUT:
+  // It stores val while memory holds less, so its CAS that succeeds stores
+  // max(old, val); it stores nothing when it sees val or more, which max
+  // leaves alike, provided memory cannot have dropped below what it saw: the
+  // test before the loop must be of the first read of the element itself,
+  // with nothing but arithmetic and loads between that read and the loop
+  // (the other threads' updates that do not race with an atom.max are
+  // maxima). Read as atom.max val; the branch around the loop (*skip)
+  // becomes a no-op. The registers the loop leaves hold what its last CAS
+  // saw in the code and the old value in the rewrite: both depend on the
+  // schedule, and both are marked.
+  bool while_form(const Loop& l, Attempt& a, const Attempt::Term& g, int old, int now, std::uint32_t carried,
+                  const tileverify::Operand& address, Update* u, std::uint32_t* skip) {
+    if (l.leaves() || p_.code[l.test].guard_negated || g.kind != Attempt::Term::Result || g.args.size() != 2) return false;
+    const Instr& test = p_.code[g.pc];
+    const std::size_t width = dtype_bytes(p_.code[l.cas].type);
+    if (test.op != Opcode::Setp || !dtype_is_float(test.type) || dtype_bytes(test.type) != width) return false;
+    // Retry while val > old (max) or val < old (min), either way round.
+    int val = -1;
+    bool greater = false;
+    if (g.args[1] == old && (test.cmp == Cmp::GT || test.cmp == Cmp::LT)) {
+      val = g.args[0];
+      greater = test.cmp == Cmp::GT;
+    } else if (g.args[0] == old && (test.cmp == Cmp::GT || test.cmp == Cmp::LT)) {
+      val = g.args[1];
+      greater = test.cmp == Cmp::LT;
+    } else {
+      return false;
+    }
+    const Attempt::Term v = a[val], n = a[now];
+    if (v.kind != Attempt::Term::In || n.kind != Attempt::Term::In) return false;
+    // The CAS stores the bits of val: its operand's one write in the kernel
+    // is a move from val's register, which is written once too.
+    const Instr* bits = only_write(n.reg);
+    if (!bits || !only_write(v.reg) || bits->op != Opcode::Mov || bits->src.size() != 1 ||
+        bits->src[0].kind != tileverify::Operand::Kind::Reg || bits->src[0].index != v.reg || bits->src[0].imm != 0)
+      return false;
+    // Back from the loop through straight code (arithmetic, loads, the one
+    // branch around the loop) to the first read of the element.
+    std::uint32_t branch = kNoSkip, test_pc = kNoSkip, view = carried, read = kNoSkip;
+    for (std::uint32_t j = l.head; j-- > 0 && read == kNoSkip;) {
+      const Instr& in = p_.code[j];
+      if (target_[j + 1] && j + 1 != l.head) return false;
+      const bool writes = [&](std::uint32_t r) { return std::find(in.dst.begin(), in.dst.end(), r) != in.dst.end(); }(carried);
+      // val must hold the same value at the test and in the loop
+      if (test_pc == kNoSkip && std::find(in.dst.begin(), in.dst.end(), v.reg) != in.dst.end()) return false;
+      if (in.op == Opcode::Bra) {
+        if (branch != kNoSkip || in.target != l.back + 1 || in.guard < 0 || in.guard_negated) return false;
+        branch = j;
+      } else if (branch != kNoSkip && test_pc == kNoSkip && in.guard < 0 &&
+                 std::find(in.dst.begin(), in.dst.end(), std::uint32_t(p_.code[branch].guard)) != in.dst.end()) {
+        // not (val > x) is val <= x or x >= val; not (val < x) is val >= x or x <= val
+        if (in.op != Opcode::Setp || !dtype_is_float(in.type) || in.src.size() != 2) return false;
+        const auto is = [](const tileverify::Operand& o, std::uint32_t r) {
+          return o.kind == tileverify::Operand::Kind::Reg && o.index == r && o.imm == 0;
+        };
+        const int at_val = is(in.src[0], v.reg) ? 0 : is(in.src[1], v.reg) ? 1 : -1;
+        if (at_val < 0 || in.src[1 - at_val].kind != tileverify::Operand::Kind::Reg) return false;
+        if (in.cmp != ((greater == (at_val == 0)) ? Cmp::LE : Cmp::GE)) return false;
+        test_pc = j;
+        view = in.src[1 - at_val].index;
+      } else if (test_pc != kNoSkip && view != carried && std::find(in.dst.begin(), in.dst.end(), view) != in.dst.end()) {
+        // the test's operand: a move of the carried register
+        if (in.op != Opcode::Mov || in.guard >= 0 || in.src.size() != 1 || in.src[0].kind != tileverify::Operand::Kind::Reg ||
+            in.src[0].index != carried || in.src[0].imm != 0)
+          return false;
+        view = carried;
+      } else if (writes) {
+        // the first read: a load of the element the CAS updates, before the test
+        if (in.op != Opcode::Ld || in.guard >= 0 || in.dst.size() != 1 || dtype_bytes(in.type) != width ||
+            (branch != kNoSkip && (test_pc == kNoSkip || view != carried)) ||
+            resolved(in.src[0]).kind == tileverify::Operand::Kind::None ||
+            !same_operand(resolved(in.src[0]), resolved(address)))
+          return false;
+        read = j;
+      } else if (!pure_register_op(in.op) && in.op != Opcode::Ld) {
+        return false;
+      }
+      if (in.guard >= 0 && in.op != Opcode::Bra) return false;
+    }
+    // Without the test before it, the loop's first CAS would store val over
+    // a larger value it read: that is not a max.
+    if (read == kNoSkip || branch == kNoSkip || test_pc == kNoSkip || view != carried) return false;
+    *skip = branch;
+    u->op = greater ? AtomOp::Max : AtomOp::Min;
+    u->type = test.type;
+    u->operand = tileverify::Operand::reg(v.reg);
+    return true;
+  }
+
+  // The one instruction of the kernel that writes register r, or null.
+  const Instr* only_write(std::uint32_t r) const {
+    const Instr* w = nullptr;
+    for (const Instr& in : p_.code)
+      if (std::find(in.dst.begin(), in.dst.end(), r) != in.dst.end()) {
+        if (w) return nullptr;
+        w = &in;
+      }
+    return w;
+  }
+
+  // An address as a variable's or parameter's, when it is a register that a
+  // single move of one sets; else a register written once, as it is.
+  tileverify::Operand resolved(const tileverify::Operand& o) const {
+    if (o.kind != tileverify::Operand::Kind::Reg) return o;
+    const Instr* w = only_write(o.index);
+    if (!w) return tileverify::Operand{};  // kind None: equal to nothing that is resolved
+    if (w->op == Opcode::Mov && w->src.size() == 1 && w->guard < 0 &&
+        (w->src[0].kind == tileverify::Operand::Kind::Buffer || w->src[0].kind == tileverify::Operand::Kind::Param)) {
+      tileverify::Operand b = w->src[0];
+      b.imm += o.imm;
+      return b;
+    }
+    return o;
   }
 
   // f(old) = now: one operation of the value the loop read (the term cmp)

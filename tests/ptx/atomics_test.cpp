@@ -573,3 +573,90 @@ $L_end:)"));
   REQUIRE(run.ok());
   CHECK(*run.outputs.at("p")[0] == 0);
 }
+
+namespace {
+
+// nvcc 13's "while (val > __int_as_float(old)) old = atomicCAS(a, old, __float_as_int(val))",
+// with `before` (the first read, the test around the loop) replaceable.
+std::string while_greater(const std::string& before) {
+  return kernel_text(R"(  .shared .align 4 .f32 m;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $L_one;
+  st.shared.f32 [m], 0fBF800000;
+$L_one:
+  bar.sync 0;
+  cvt.rn.f32.u32 %f1, %r1;
+)" + before + R"(
+  mov.b32 %r3, %f1;
+  mov.u32 %r7, m;
+$L_try:
+  atom.shared.cas.b32 %r8, [%r7], %r8, %r3;
+  mov.b32 %f3, %r8;
+  setp.gt.f32 %p3, %f1, %f3;
+  @%p3 bra $L_try;
+$L_out:
+  bar.sync 0;
+  @%p1 bra $L_end;
+  ld.shared.f32 %f4, [m];
+  st.global.f32 [%rd1], %f4;
+$L_end:)");
+}
+
+}  // namespace
+
+TEST_CASE("the 'CAS while val > old' float max is one atomic max when its test before the loop is of the first read") {
+  const std::string read_and_test = R"(  ld.shared.u32 %r8, [m];
+  mov.b32 %f2, %r8;
+  setp.le.f32 %p2, %f1, %f2;
+  @%p2 bra $L_out;)";
+  Program p = lower_text(while_greater(read_and_test));
+  INFO(p.listing());
+  CHECK(count_text(p.listing(), "atom.shared.max.f32") == 1);
+  CHECK(count_text(p.listing(), "ld.relaxed.shared") == 1);
+  ConcreteDomain dom;
+  for (std::uint64_t seed = 0; seed <= 20; ++seed) {
+    RunOptions o;
+    if (seed) o.random_schedule = seed;
+    auto run = run_program(p, launch_of(8, {tensor("p", DType::F32, 1, Role::Out)}), dom, o);
+    INFO((run.ok() ? std::string() : run.diagnostics[0].text()));
+    REQUIRE(run.ok());
+    CHECK(*run.outputs.at("p")[0] == 7);
+  }
+  for (const char* spec : {"cas_while_greater.json", "cas_while_less.json"}) {
+    Report r = equiv_example(spec);
+    INFO(spec << ": " << r.text());
+    CHECK(r.verdict == Outcome::Equivalent);
+  }
+
+  // Not the same loop, so not lifted: a test of another value than the first
+  // read (it skips the loop when val <= 0, whatever memory holds), no test at
+  // all (the first CAS would store val over a larger value), or a store
+  // between the first read and the loop.
+  const std::string other_value = R"(  ld.shared.u32 %r8, [m];
+  mov.f32 %f2, 0f00000000;
+  setp.le.f32 %p2, %f1, %f2;
+  @%p2 bra $L_out;)";
+  const std::string no_test = "  ld.shared.u32 %r8, [m];";
+  const std::string store_between = R"(  ld.shared.u32 %r8, [m];
+  mov.b32 %f2, %r8;
+  st.shared.f32 [m], %f1;
+  setp.le.f32 %p2, %f1, %f2;
+  @%p2 bra $L_out;)";
+  // val set between the test and the loop: the test saw another value.
+  const std::string val_after_test = R"(  ld.shared.u32 %r8, [m];
+  mov.b32 %f2, %r8;
+  setp.le.f32 %p2, %f1, %f2;
+  @%p2 bra $L_out;
+  add.f32 %f1, %f1, 0f3F800000;)";
+  for (const std::string& before : {other_value, no_test, store_between, val_after_test}) {
+    Program q = lower_text(while_greater(before));
+    INFO(q.listing());
+    CHECK(count_text(q.listing(), "(a compare-and-swap loop)") == 0);
+    auto e = ptx::first_unsupported(q);
+    REQUIRE(e.has_value());
+    CHECK(e->message.find("the compare-and-swap loop at ") != std::string::npos);
+  }
+}

@@ -183,10 +183,8 @@ extern "C" __global__ void max_by_lock(const float* x, float* y, int* lock) {
 }
 
 // A float max written as "CAS while val is larger than what the CAS saw"
-// (no write once memory holds a larger value): nvcc tests val > old as a
-// float comparison before and at the end of the loop. tileverify does not
-// read this form as one atomic max (yet): the branch on the float is
-// outside the structured-CTA class.
+// (no write once memory holds as much): nvcc tests val > old as a float
+// comparison before the loop and at its end. Read as one atomic max too.
 extern "C" __global__ void max_cas_while_greater(const float* x, float* y) {
   __shared__ float m;
   int t = threadIdx.x;
@@ -196,6 +194,23 @@ extern "C" __global__ void max_cas_while_greater(const float* x, float* y) {
   float val = x[blockIdx.x * N + t];
   int old = *a, assumed;
   while (val > __int_as_float(old)) {
+    assumed = old;
+    old = atomicCAS(a, assumed, __float_as_int(val));
+  }
+  __syncthreads();
+  if (t == 0) y[blockIdx.x] = m;
+}
+
+// The same form for a minimum.
+extern "C" __global__ void min_cas_while_less(const float* x, float* y) {
+  __shared__ float m;
+  int t = threadIdx.x;
+  if (t == 0) m = INFINITY;
+  __syncthreads();
+  int* a = (int*)&m;
+  float val = x[blockIdx.x * N + t];
+  int old = *a, assumed;
+  while (val < __int_as_float(old)) {
     assumed = old;
     old = atomicCAS(a, assumed, __float_as_int(val));
   }
