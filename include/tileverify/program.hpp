@@ -229,8 +229,10 @@ enum class Opcode : std::uint8_t {
   // bfe d, a, pos, len extracts them (sign-extended for signed types)
   Bfi, Bfe,
   // atom.{op} d, [a], v / red.{op} [a], v (no dst): read-modify-write of one
-  // element; mode is the AtomOp. Atomics never race with each other, only
-  // with plain accesses (see docs/evaluator.md).
+  // element; mode is the AtomOp; atom.cas d, [a], cmp, new has both in src.
+  // Atomics that commute never race with each other, only with plain
+  // accesses (see docs/evaluator.md). shape 1: a compare-and-swap loop the
+  // lowering read as this one read-modify-write (its source line is the CAS).
   Atom,
   // cp.async [dst], [src], cp_size[, src_size]: reads src now, writes the
   // shared dst when a wait retires the copy's group. CpAsyncWait src[0] is N
@@ -498,7 +500,11 @@ class SmallVector {
 enum class ShflMode : std::uint8_t { Up, Down, Bfly, Idx };
 enum class VoteMode : std::uint8_t { All, Any, Ballot };
 enum class MmaShape : std::uint8_t { M16N8K8, M16N8K16 };
-enum class AtomOp : std::uint8_t { Add, Min, Max, And, Or, Xor };
+// Add .. Xor, Exch, Inc, Dec, Cas: the PTX operations. Mul: a compare-and-swap
+// loop that multiplies (PTX has no atom.mul). Load: the relaxed read that
+// starts a compare-and-swap loop, or ld.relaxed / ld.acquire there (it
+// changes nothing; its value depends on the schedule).
+enum class AtomOp : std::uint8_t { Add, Min, Max, And, Or, Xor, Exch, Inc, Dec, Cas, Mul, Load };
 const char* atom_op_name(AtomOp op);
 enum class WmmaShape : std::uint8_t { M16N16K16, M32N8K16, M8N32K16, M16N16K8 };
 enum class WmmaMatrix : std::uint8_t { A, B, C };  // C: the accumulator (load.c, store.d)

@@ -33,12 +33,13 @@ std::string Diagnostic::text() const {
   std::ostringstream os;
   os << diag_kind_name(kind) << ": " << message << "\n";
   if ((kind == DiagKind::Race || kind == DiagKind::SameValueWrite) && accesses.size() == 2) {
-    bool async = false, atomic = false;
+    bool async = false, atomic = false, both_atomic = true;
     for (std::size_t i = 0; i < 2; ++i) {
       const AccessInfo& a = accesses[i];
       std::string how = a.kind.empty() ? (a.write ? "write" : "read ") : a.kind;
       async = async || a.kind == "cp.async write";
       atomic = atomic || a.kind == "atomic";
+      both_atomic = both_atomic && a.kind == "atomic";
       os << "  " << (i == 0 ? "earlier " : "later   ") << how << " by thread " << a.thread << " at " << a.loc.with_source()
          << ": " << a.instr << "\n";
     }
@@ -50,9 +51,12 @@ std::string Diagnostic::text() const {
       os << "  cp.async writes shared memory only when a cp.async.wait_group / wait_all of the copying\n"
             "  thread retires its group: wait for the group (and, for other threads, then add a barrier)\n"
             "  before touching the destination\n";
+    else if (both_atomic)
+      os << "  these two atomics do not commute (different operations or types, or exch, inc, dec or cas\n"
+            "  with different operands): the value they leave depends on which runs first\n";
     else if (atomic)
-      os << "  atomics never race with each other, but an atomic and a plain access of the same element\n"
-            "  race unless a barrier orders them (e.g. __syncthreads() / bar.sync between them)\n";
+      os << "  atomics that commute never race with each other, but an atomic and a plain access of the\n"
+            "  same element race unless a barrier orders them (e.g. __syncthreads() / bar.sync between them)\n";
     else
       os << "  no barrier or other synchronization orders these two accesses: the result depends on\n"
             "  which thread runs first (add a barrier between them, e.g. __syncthreads() / bar.sync)\n";

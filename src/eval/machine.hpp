@@ -490,7 +490,10 @@ class Machine {
   bool same_value(const Val<V>& a, const Val<V>& b) const;
   void same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other, std::uint32_t other_pc,
                         std::uint32_t pc);
-  void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+  // operands: the atomic's value operands (b, and c of a cas), as commuting depends on some.
+  void check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Val<V>* operands);
+  bool commute(const AtomicEpoch& e, std::uint32_t pc, const Val<V>* operands) const;
+  void clear_kinds(Shadow& s);
 
   // ------------------------------------------------------------ accesses
   // ld, st, atom / red and cp.async with its groups (machine_memory.cpp).
@@ -1048,6 +1051,9 @@ class Machine {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
   std::vector<std::int32_t> free_sets_;
   std::vector<std::vector<WriteEpoch>> write_sets_;  // Shadow::w_more
+  std::vector<std::vector<AtomicEpoch>> atomic_kinds_;  // Shadow::kinds
+  std::vector<std::int32_t> free_kinds_;
+  std::vector<Val<V>> atomic_values_;  // AtomicEpoch::values
   std::vector<std::int32_t> free_write_sets_;
   std::vector<Diagnostic> notes_;  // RunResult::notes
   RunStats stats_;

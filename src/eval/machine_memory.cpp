@@ -430,24 +430,31 @@ void Machine<D>::store(std::uint32_t t, const Instr& in) {
   }
 }
 
-// atom / red: one read-modify-write. The value left in memory is the same
-// for every order of the atomics (they commute: reals add associatively,
-// max and min are order-free), which is why two atomics never race. The old
-// value an atom returns is the one of this schedule: it is marked, and
-// using it where the schedule would show (an output, an address, a branch)
-// is reported.
+// atom / red: one read-modify-write, as the PTX ISA's "Parallel
+// Synchronization and Communication Instructions: atom" defines each
+// operation. Atomics that commute (check_atomic) leave the same value in
+// memory in every order of them (reals add associatively, max and min are
+// order-free, a function commutes with itself), which is why they never
+// race. The old value an atom returns is the one of this schedule: it is
+// marked, and using it where the schedule would show (an output, an
+// address, a branch) is reported. AtomOp::Load (a compare-and-swap loop's
+// first read) returns the value and writes nothing.
 template <class D>
 void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
   Addr a = address(t, in.src[0]);
   Memory<V>& m = mem_[a.buf];
-  check_writable(t, m);
+  const AtomOp op = AtomOp(in.mode);
+  if (op != AtomOp::Load) check_writable(t, m);
   const DType ty = in.type;
   const std::size_t width = dtype_bytes(ty);
   const std::size_t c = cell(t, a, 0, width, true);
-  Val<V> v = operand(t, in.src[1]);
+  Val<V> operands[2];
+  if (op != AtomOp::Load) operands[0] = operand(t, in.src[1]);
+  if (op == AtomOp::Cas) operands[1] = operand(t, in.src[2]);
+  const Val<V>& v = operands[0];
   const std::uint32_t pc = pc_[t];
   const std::size_t k = width >> m.gshift;
-  for (std::size_t j = 0; j < k; ++j) check_atomic(t, m, c + j, pc);
+  for (std::size_t j = 0; j < k; ++j) check_atomic(t, m, c + j, pc, operands);
   Val<V> old;
   if (k == 1 && !(m.cells[c].tag & kSliceBits)) {
     old = read_cell(m, c);
@@ -461,49 +468,92 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
     note_uninitialized(t, m, c);
     old = fl ? float_val(poison(m, c)) : int_val(0);
   }
+  const std::string name = std::string("atom.") + atom_op_name(op);
   Val<V> now;
-  const AtomOp op = AtomOp(in.mode);
-  if (fl) {
+  bool writes = true;
+  if (op == AtomOp::Load) {
+    writes = false;
+  } else if (op == AtomOp::Exch) {
+    now = v;
+  } else if (op == AtomOp::Cas) {
+    // x == b ? c : x, on the bits; the model has the bits of integers only,
+    // or knows two values equal when they are the same value.
+    const Val<V>& cmp = operands[0];
+    if (old.sched || cmp.sched) schedule_dependent(t, std::max(old.sched, cmp.sched), "the comparison of an atom.cas");
+    bool equal = false;
+    if (old.kind == VKind::Int && cmp.kind == VKind::Int)
+      equal = (std::uint64_t(old.i) & low_bytes(width)) == (std::uint64_t(cmp.i) & low_bytes(width));
+    else if (same_value(old, cmp))
+      equal = true;
+    else
+      fail(DiagKind::NotStructured, t,
+           "atom.cas compares the element's value with its operand, and whether they are equal depends on the data");
+    now = equal ? operands[1] : old;
+    if (!equal) writes = false;
+  } else if (fl) {
     V x = as_float(t, old, ty), y = as_float(t, v, ty);
     switch (op) {
       case AtomOp::Add: now = float_val(d_.add(x, y)); break;
+      case AtomOp::Mul: now = float_val(d_.mul(x, y)); break;
       case AtomOp::Min: now = float_val(d_.min(x, y)); break;
       case AtomOp::Max: now = float_val(d_.max(x, y)); break;
-      default: fail(DiagKind::Unsupported, t, std::string("atom.") + atom_op_name(op) + " on a float type");
+      default: fail(DiagKind::Unsupported, t, name + " on a float type");
     }
   } else if (old.kind == VKind::Data || v.kind == VKind::Data) {
     V x = as_data(t, old, ty, "an atomic's memory operand"), y = as_data(t, v, ty, "an atomic's operand");
     switch (op) {
       case AtomOp::Add: now = data_val(d_.add(x, y)); break;
+      case AtomOp::Mul: now = data_val(d_.mul(x, y)); break;
       case AtomOp::Min: now = data_val(d_.min(x, y)); break;
       case AtomOp::Max: now = data_val(d_.max(x, y)); break;
+      case AtomOp::Inc:
+      case AtomOp::Dec:
+        fail(DiagKind::NotStructured, t, name + " on integer tensor data (it wraps at its bound, a comparison of the data)");
       default:
-        fail(DiagKind::NotStructured, t, std::string("atom.") + atom_op_name(op) + " on integer tensor data (a bit operation)");
+        fail(DiagKind::NotStructured, t, name + " on integer tensor data (a bit operation)");
     }
     old.kind = VKind::Data;
     old.f = x;
   } else {
+    // atomicMax((int*)p, __float_as_int(v)): the integer order of float bits
+    // is the float order for non-negative floats only (two negative floats
+    // compare reversed), and the sign of tensor data is not known here.
+    if ((op == AtomOp::Min || op == AtomOp::Max) && (old.kind == VKind::Float || v.kind == VKind::Float))
+      fail(DiagKind::NotStructured, t,
+           name + "." + dtype_name(ty) + " on the bits of a float (integer order is float order only for "
+           "non-negative floats, and the sign of the data is not known)");
     std::int64_t x = wrap(as_int(t, old, "an atomic's memory operand"), ty);
     std::int64_t y = wrap(as_int(t, v, "an atomic's operand"), ty);
     bool lt = dtype_is_signed(ty) ? x < y : (std::uint64_t(x) & mask(ty)) < (std::uint64_t(y) & mask(ty));
+    const std::uint64_t ux = std::uint64_t(x) & mask(ty), uy = std::uint64_t(y) & mask(ty);
     switch (op) {
       case AtomOp::Add: now = int_val(wrap(std::int64_t(std::uint64_t(x) + std::uint64_t(y)), ty)); break;
+      case AtomOp::Mul: now = int_val(wrap(std::int64_t(std::uint64_t(x) * std::uint64_t(y)), ty)); break;
       case AtomOp::Min: now = int_val(lt ? x : y); break;
       case AtomOp::Max: now = int_val(lt ? y : x); break;
       case AtomOp::And: now = int_val(wrap(x & y, ty)); break;
       case AtomOp::Or: now = int_val(wrap(x | y, ty)); break;
       case AtomOp::Xor: now = int_val(wrap(x ^ y, ty)); break;
+      // PTX ISA, atom: inc: (r >= s) ? 0 : r + 1; dec: ((r == 0) || (r > s)) ? s : r - 1 (unsigned).
+      case AtomOp::Inc: now = int_val(wrap(std::int64_t(ux >= uy ? 0 : ux + 1), ty)); break;
+      case AtomOp::Dec: now = int_val(wrap(std::int64_t(ux == 0 || ux > uy ? uy : ux - 1), ty)); break;
+      default: fail(DiagKind::Unsupported, t, name + " on an integer type");
     }
-    now.i = std::int64_t(std::uint64_t(now.i) & low_bytes(width));  // memory holds the bytes, as a store leaves them
     old.i = x;
   }
-  now.sched = std::max(old.sched, v.sched);
-  if (k == 1) {
-    m.cells[c] = make_cell(now, make_tag(pc));
-  } else {
-    Cell<V> p[16];
-    pieces(now, width, m.g, make_tag(pc), p);
-    for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
+  if (writes) {
+    if (now.kind == VKind::Int)
+      now.i = std::int64_t(std::uint64_t(now.i) & low_bytes(width));  // memory holds the bytes, as a store leaves them
+    // What the update stored depends on the marked values it read (an
+    // exchange reads only its operand).
+    now.sched = op == AtomOp::Exch ? v.sched : std::max({now.sched, old.sched, v.sched, operands[1].sched});
+    if (k == 1) {
+      m.cells[c] = make_cell(now, make_tag(pc));
+    } else {
+      Cell<V> p[16];
+      pieces(now, width, m.g, make_tag(pc), p);
+      for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
+    }
   }
   if (!in.dst.empty()) {
     sched_marks_ = true;

@@ -148,7 +148,21 @@ void Machine<D>::touch(Memory<V>& m, std::size_t c, std::uint8_t kind, std::uint
     x.thread = t;
     x.pc = pc;
   }
-  if (kind == Touch::kAtomic) x.atomic_op = p_.code[pc].mode;
+  if (kind == Touch::kAtomic) {
+    // Checks over many CTAs combine the CTAs' values of an element that each
+    // only updated with one add, min or max (grid.hpp): an element one CTA
+    // updated with two operations is not one of them, so it is recorded as
+    // written too. A relaxed load changes nothing and gives way to the update.
+    const std::uint8_t op = p_.code[pc].mode, load = std::uint8_t(AtomOp::Load);
+    if (x.kinds & Touch::kAtomic && x.atomic_op == load && op != load && !(x.kinds & Touch::kWrite)) {
+      x.thread = t;  // reports name the update, not the read before it
+      x.pc = pc;
+    }
+    if (!(x.kinds & Touch::kAtomic) || x.atomic_op == load)
+      x.atomic_op = op;
+    else if (op != x.atomic_op && op != load)
+      x.kinds |= Touch::kWrite;
+  }
   x.kinds |= kind;
 }
 
@@ -285,6 +299,7 @@ void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::
   // reads and atomics it was ordered after: they need no checking any more.
   clear_epochs(s.reads);
   clear_epochs(s.atomics);
+  clear_kinds(s);
   if (same == kNone) {
     // Every earlier writer is ordered before this one: one epoch again.
     if (s.w_more >= 0) {
@@ -317,10 +332,37 @@ void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::
   s.w_pc = pc;
 }
 
-// Atomics commute with each other (the same operation on the same type),
-// so two of them never race; an atomic and a plain access do, unless ordered.
+// Two atomics on one element that no sync orders race unless they commute:
+// then every order of them leaves the same value (PTX ISA, "Parallel
+// Synchronization and Communication Instructions: atom", gives each
+// operation as a function of the old value; these pairs commute as
+// functions): the same operation on the same type, where add, mul, min, max,
+// and, or, xor commute whatever their operands; exch (x -> b), inc
+// (x -> x >= b ? 0 : x + 1), dec and cas (x -> x == b ? c : x) commute with
+// another of the same operands (any function commutes with itself) and not
+// otherwise (exchanges of 1 and 2 leave whichever came last). A relaxed load
+// (the first read of a compare-and-swap loop) changes nothing, so commutes
+// with all of them; its value is marked instead (atomic()). An atomic and a
+// plain access race, unless ordered. Each thread's latest atomic of each
+// kind is kept (atomic_kinds_): an earlier one of another kind may be
+// unordered with a thread that the later one is ordered before.
 template <class D>
-void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+bool Machine<D>::commute(const AtomicEpoch& e, std::uint32_t pc, const Val<V>* operands) const {
+  const Instr& a = p_.code[e.pc];
+  const Instr& b = p_.code[pc];
+  if (a.mode != b.mode || a.type != b.type) return false;
+  switch (AtomOp(b.mode)) {
+    case AtomOp::Exch:
+    case AtomOp::Inc:
+    case AtomOp::Dec: return same_value(atomic_values_[e.values], operands[0]);
+    case AtomOp::Cas:
+      return same_value(atomic_values_[e.values], operands[0]) && same_value(atomic_values_[e.values + 1], operands[1]);
+    default: return true;
+  }
+}
+
+template <class D>
+void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Val<V>* operands) {
   touch(m, c, Touch::kAtomic, t, pc);
   check_pending(t, m, c, Access::Atomic, pc);
   if (!o_.check_races || m.per_thread) return;
@@ -328,15 +370,55 @@ void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std:
   for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
     race(t, m, c, u, upc, Access::Write, Access::Atomic, pc);
   });
+  const AtomOp op = AtomOp(p_.code[pc].mode);
+  if (op == AtomOp::Load) {  // reads do not conflict with reads, and it commutes with every atomic
+    add_epoch(s.atomics, t, pc);
+    return;
+  }
   for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {
     race(t, m, c, u, upc, Access::Read, Access::Atomic, pc);
   });
-  const Instr& in = p_.code[pc];
-  for_unordered(s.atomics, t, [&](std::uint32_t u, std::uint32_t upc) {
-    const Instr& other = p_.code[upc];  // atom.add and atom.max on one element do not commute
-    if (other.mode != in.mode || other.type != in.type) race(t, m, c, u, upc, Access::Atomic, Access::Atomic, pc);
-  });
   add_epoch(s.atomics, t, pc);
+  if (s.kinds < 0) {
+    if (!free_kinds_.empty()) {
+      s.kinds = free_kinds_.back();
+      free_kinds_.pop_back();
+    } else {
+      atomic_kinds_.emplace_back();
+      s.kinds = std::int32_t(atomic_kinds_.size() - 1);
+    }
+  }
+  const std::size_t nvalues = op == AtomOp::Cas ? 2 : op == AtomOp::Exch || op == AtomOp::Inc || op == AtomOp::Dec ? 1 : 0;
+  std::vector<AtomicEpoch>& kinds = atomic_kinds_[std::size_t(s.kinds)];
+  AtomicEpoch* mine = nullptr;
+  for (AtomicEpoch& e : kinds) {
+    if (e.thread == t) {
+      if (!mine && commute(e, pc, operands)) mine = &e;  // commuting with it: the same kind
+      continue;
+    }
+    if (!ordered(t, e.thread, e.clock) && !commute(e, pc, operands))
+      race(t, m, c, e.thread, e.pc, Access::Atomic, Access::Atomic, pc);
+  }
+  const std::uint32_t clock = vc_[std::size_t(t) * w_ + t];
+  if (mine) {
+    mine->clock = clock;
+    mine->pc = pc;
+    return;
+  }
+  std::uint32_t values = kNone;
+  if (nvalues) {
+    values = std::uint32_t(atomic_values_.size());
+    for (std::size_t i = 0; i < nvalues; ++i) atomic_values_.push_back(operands[i]);
+  }
+  kinds.push_back(AtomicEpoch{t, clock, pc, values});
+}
+
+template <class D>
+void Machine<D>::clear_kinds(Shadow& s) {
+  if (s.kinds < 0) return;
+  atomic_kinds_[std::size_t(s.kinds)].clear();
+  free_kinds_.push_back(s.kinds);
+  s.kinds = -1;
 }
 
 // ------------------------------------------------------------ async accesses
@@ -419,6 +501,7 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
     each_unordered(s.reads, Access::Read);
     clear_epochs(s.reads);
     clear_epochs(s.atomics);
+    clear_kinds(s);
     if (s.w_more >= 0) {
       write_sets_[std::size_t(s.w_more)].clear();
       free_write_sets_.push_back(s.w_more);
@@ -454,6 +537,17 @@ Shadow Machine<D>::copy_shadow(const Shadow& s) {
   if (s.reads.set >= 0) x.reads.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.reads.set)]));
   if (s.atomics.set >= 0)
     x.atomics.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.atomics.set)]));
+  if (s.kinds >= 0) {
+    std::vector<AtomicEpoch> kinds = atomic_kinds_[std::size_t(s.kinds)];
+    if (!free_kinds_.empty()) {
+      x.kinds = free_kinds_.back();
+      free_kinds_.pop_back();
+      atomic_kinds_[std::size_t(x.kinds)] = std::move(kinds);
+    } else {
+      atomic_kinds_.push_back(std::move(kinds));
+      x.kinds = std::int32_t(atomic_kinds_.size() - 1);
+    }
+  }
   if (s.w_more >= 0) {
     std::vector<WriteEpoch> more = write_sets_[std::size_t(s.w_more)];
     if (!free_write_sets_.empty()) {

@@ -145,6 +145,7 @@ void Machine<D>::redux(const Instr& in, const std::vector<std::uint32_t>& group)
       case AtomOp::And: acc.i = wrap(x & y, ty); break;
       case AtomOp::Or: acc.i = wrap(x | y, ty); break;
       case AtomOp::Xor: acc.i = wrap(x ^ y, ty); break;
+      default: break;  // the lowering gives redux only the operations above
     }
   }
   for (std::uint32_t t : group) set(t, p_.code[pc_[t]].dst[0], acc);

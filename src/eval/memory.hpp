@@ -90,10 +90,21 @@ struct Epochs {
 // with the others is kept, as later accesses must be ordered after all of
 // them: w_* is the latest, w_more (an index into write_sets_, -1: none)
 // holds the others.
+// The atomics are also kept by kind (kinds: an index into
+// Machine::atomic_kinds_, -1: none), each thread's latest of each kind, since
+// whether two atomics commute depends on both (machine_races.cpp, check_atomic).
 struct Shadow {
   std::uint32_t w_thread = kNone, w_clock = 0, w_pc = 0;
   std::int32_t w_more = -1;
   Epochs reads, atomics;
+  std::int32_t kinds = -1;
+};
+
+// One thread's latest atomic of one kind on a cell: its epoch, and where its
+// operands are in Machine::atomic_values_ (those whose value decides whether
+// it commutes: exch, inc, dec, cas; kNone: none).
+struct AtomicEpoch {
+  std::uint32_t thread, clock, pc, values;
 };
 
 struct WriteEpoch {

@@ -62,7 +62,7 @@ const char* opcode_name(Opcode op) {
 }
 
 const char* atom_op_name(AtomOp op) {
-  static const char* names[] = {"add", "min", "max", "and", "or", "xor"};
+  static const char* names[] = {"add", "min", "max", "and", "or", "xor", "exch", "inc", "dec", "cas", "mul", "load"};
   return names[std::size_t(op)];
 }
 
@@ -133,7 +133,9 @@ std::string Program::instr_text(std::uint32_t pc) const {
   const Instr& in = code[pc];
   std::ostringstream os;
   if (in.guard >= 0) os << "@" << (in.guard_negated ? "!" : "") << registers[std::size_t(in.guard)].name << " ";
-  if (in.op == Opcode::Atom)  // red: an atomic whose old value nobody reads
+  if (in.op == Opcode::Atom && AtomOp(in.mode) == AtomOp::Load)  // a relaxed atomic load
+    os << "ld.relaxed." << space_name(in.space);
+  else if (in.op == Opcode::Atom)  // red: an atomic whose old value nobody reads
     os << (in.dst.empty() ? "red" : "atom") << "." << space_name(in.space) << "." << atom_op_name(AtomOp(in.mode));
   else if (in.op == Opcode::Redux)
     os << "redux.sync." << atom_op_name(AtomOp(in.mode));
@@ -183,6 +185,7 @@ std::string Program::instr_text(std::uint32_t pc) const {
     first = false;
   }
   if (in.op == Opcode::Bra) os << " -> " << in.target;
+  if (in.op == Opcode::Atom && in.shape == 1) os << " (a compare-and-swap loop)";
   return os.str();
 }
 

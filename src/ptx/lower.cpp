@@ -171,6 +171,7 @@ class Lowering final : public KernelLowering {
     ret.op = Opcode::Ret;
     ret.loc = k_.loc;
     p_.code.push_back(std::move(ret));  // falling off the end returns
+    lift_cas_loops(p_);
     return std::move(p_);
   }
 
@@ -1088,7 +1089,7 @@ class Lowering final : public KernelLowering {
         break;
       case Base::Call: return call(pin, take_back());
       case Base::Atom:
-      case Base::Red: atomic(pin, in, parts); break;
+      case Base::Red: lower_atomic(*this, pin, in, parts); break;
       case Base::Cp:
         if (!(parts.size() > 1 && is_word(parts[1], "async"))) fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
         cp_async(pin, in, parts);
@@ -1404,43 +1405,6 @@ class Lowering final : public KernelLowering {
       }
     }
     p_.code.push_back(in);
-  }
-
-  // ---------------------------------------------------------------- atomics
-  // atom{.sem}{.scope}{.space}.op.type d, [a], b and red...op.type [a], b.
-  // The memory-order qualifiers do not matter here: atomics are not used to
-  // order other accesses (only barriers and warp collectives do that).
-  void atomic(const Instruction& pin, Instr& in, const OpParts& parts) {
-    const auto& ops = pin.operands;
-    static const std::map<std::string_view, AtomOp> ops_by_name = {{"add", AtomOp::Add}, {"min", AtomOp::Min},
-                                                              {"max", AtomOp::Max}, {"and", AtomOp::And},
-                                                              {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
-    static const std::set<std::string_view> unsupported = {"exch", "cas", "inc", "dec"};
-    bool found = false;
-    for (std::size_t i = 1; i < parts.size(); ++i) {
-      if (unsupported.count(parts[i]))
-        fail(pin.loc, "'" + str(pin.opcode) + "' is not supported: of the atomics only add, min, max, and, or and xor " +
-                          "(which commute, so that their result does not depend on the schedule) are");
-      if (auto it = ops_by_name.find(parts[i]); it != ops_by_name.end()) {
-        in.mode = std::uint8_t(it->second);
-        found = true;
-      }
-    }
-    if (!found) bad_input(pin.loc, "'" + str(pin.opcode) + "' needs an operation (.add, .min, .max, .and, .or, .xor ...)");
-    for (std::size_t i = 1; i < parts.size(); ++i)
-      if (parts[i] == "f16x2" || parts[i] == "bf16x2" || parts[i] == "v2" || parts[i] == "v4" || parts[i] == "v8" ||
-          starts_with(parts[i], "L2::"))
-        fail(pin.loc, "'" + str(pin.opcode) + "' is not supported (packed, vector and cache-hint atomics are not)");
-    in.op = Opcode::Atom;
-    in.space = space_of(parts);
-    in.cluster_space = has_part(parts, "shared::cluster");
-    if (in.space == Space::Const || in.space == Space::Param || in.space == Space::Local)
-      bad_input(pin.loc, "'" + str(pin.opcode) + "': atomics are on .global or .shared memory only");
-    bool red = parts[0] == "red" || (ops.size() == 3 && ops[0].kind == ptx::Operand::Kind::Sink);
-    need(pin, parts[0] == "red" ? 2 : 3);
-    std::size_t a = parts[0] == "red" ? 0 : 1;
-    if (!red) in.dst = {reg_of(ops[0])};
-    in.src = {address(ops[a]), value(ops[a + 1])};
   }
 
   // ---------------------------------------------------------------- cp.async

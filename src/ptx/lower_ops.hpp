@@ -1,6 +1,7 @@
 // What lowering an instruction needs, shared by lower.cpp and the files
 // that lower one family of instructions each (lower_async.cpp: mbarrier and
-// the bulk / tensor copies; lower_wgmma.cpp: wgmma and stmatrix): errors,
+// the bulk / tensor copies; lower_wgmma.cpp: wgmma and stmatrix;
+// lower_atomics.cpp: atom, red and compare-and-swap loops): errors,
 // opcode parts, type names, and the kernel being lowered (KernelLowering).
 // Internal to the library.
 #pragma once
@@ -203,5 +204,13 @@ struct MathPlan {
 };
 MathPlan find_math_forms(const Kernel& fn);
 void lower_math_form(KernelLowering& k, const MathForm& f, Instr& in);
+
+void lower_atomic(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
+
+// After a kernel is lowered: each compare-and-swap retry loop that applies
+// one operation to the value it read becomes that one atomic
+// read-modify-write (lower_atomics.cpp); one whose update it cannot read
+// becomes Opcode::Unsupported at its atom.cas, with the reason.
+void lift_cas_loops(Program& p);
 
 }  // namespace tileverify::ptx::lowering

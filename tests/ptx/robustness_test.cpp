@@ -166,7 +166,7 @@ TEST_CASE("bad input and unsupported PTX are told apart") {
   }
   SUBCASE("valid PTX outside what tileverify verifies is unsupported") {
     CHECK(lower_error(kernel("  .reg .b32 %r<3>;\n  popc.b32 %r1, %r2;\n  ret;\n")).unsupported);
-    CHECK(lower_error(kernel("  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  atom.global.cas.b32 %r1, [%rd1], %r1, %r2;\n  ret;\n"))
+    CHECK(lower_error(kernel("  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  atom.global.add.noftz.f16x2 %r1, [%rd1], %r2;\n  ret;\n"))
               .unsupported);
     // An extra cache-policy operand is valid PTX, just not modelled.
     auto e = lower_error(kernel("  .reg .b32 %r<3>;\n  .reg .b64 %rd<3>;\n  ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;\n  ret;\n"));
