@@ -66,15 +66,20 @@ std::uint32_t Normalizer::let_for(const std::vector<std::uint32_t>& support) {
   std::vector<std::uint32_t> key{kLetKey};
   key.insert(key.end(), support.begin(), support.end());
   const std::uint32_t atom = atom_for(std::move(key));
-  if (!let_defs_.count(atom)) {
-    LetDef d;
-    d.support = support;
-    d.terms.reserve(support.size());
-    for (std::uint32_t a : support) d.terms.push_back(alg_.atom_term(a));
-    std::sort(d.terms.begin(), d.terms.end(), key_less);
-    let_defs_.emplace(atom, std::move(d));
-  }
+  if (!let_defs_.count(atom)) let_defs_.emplace(atom, LetDef{support, {}});
   return atom;
+}
+
+// The let's sum as terms, made when first asked for (a running sum makes
+// many lets that are never folded).
+const std::vector<Term>& Normalizer::let_terms(std::uint32_t let) {
+  LetDef& d = let_defs_.at(let);
+  if (d.terms.empty()) {
+    d.terms.reserve(d.support.size());
+    for (std::uint32_t a : d.support) d.terms.push_back(alg_.atom_term(a));
+    std::sort(d.terms.begin(), d.terms.end(), key_less);
+  }
+  return d.terms;
 }
 
 // The canonical form of the affine part of the (sorted) terms: c · B_S + r,
@@ -107,8 +112,10 @@ std::vector<Term> Normalizer::canon_affine_terms(std::vector<Term> terms) {
     }
     if (canonical) return terms;
   }
-  // Write the linear part out, then find its majority coefficient.
-  std::vector<Term> linear, rest;
+  // Write the linear part out as (atom, coefficient) pairs (cheaper than
+  // terms: no monomial arithmetic), then find its majority coefficient.
+  std::vector<std::pair<std::uint32_t, Rational>> linear;
+  std::vector<Term> rest;
   for (Term& t : terms) {
     if (!affine_term(alg_, t) || t.mono == 0) {
       rest.push_back(std::move(t));
@@ -116,21 +123,26 @@ std::vector<Term> Normalizer::canon_affine_terms(std::vector<Term> terms) {
     }
     const std::uint32_t a = the_atom(alg_, t);
     if (!is_let(a)) {
-      linear.push_back(std::move(t));
+      linear.emplace_back(a, std::move(t.coef));
       continue;
     }
-    for (const Term& d : let_defs_.at(a).terms) {
-      alg_.check_deadline();
-      Term u = d;
-      u.coef = t.coef;
-      linear.push_back(std::move(u));
-    }
+    alg_.check_deadline(1 + let_defs_.at(a).support.size() / 64);
+    for (std::uint32_t x : let_defs_.at(a).support) linear.emplace_back(x, t.coef);
   }
-  linear = alg_.flat_terms(alg_.sum_of_terms(std::move(linear)));
+  std::sort(linear.begin(), linear.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::size_t w = 0;
+  for (std::size_t r = 0; r < linear.size();) {
+    std::pair<std::uint32_t, Rational> acc = std::move(linear[r]);
+    std::size_t q = r + 1;
+    while (q < linear.size() && linear[q].first == acc.first) acc.second += linear[q++].second;
+    if (!acc.second.is_zero()) linear[w++] = std::move(acc);
+    r = q;
+  }
+  linear.resize(w);
   std::vector<const Rational*> coefs;
   coefs.reserve(linear.size());
-  for (const Term& t : linear) coefs.push_back(&t.coef);
-  std::sort(coefs.begin(), coefs.end(), [](const Rational* a, const Rational* b) { return *a < *b; });
+  for (const auto& x : linear) coefs.push_back(&x.second);
+  std::sort(coefs.begin(), coefs.end(), [](const Rational* x, const Rational* y) { return *x < *y; });
   const Rational* best = nullptr;
   std::size_t best_n = 0;
   for (std::size_t i = 0; i < coefs.size();) {
@@ -142,22 +154,23 @@ std::vector<Term> Normalizer::canon_affine_terms(std::vector<Term> terms) {
     }
     i = j;
   }
+  auto term_of = [&](std::uint32_t atom, Rational c) {
+    Term t = alg_.atom_term(atom);
+    t.coef = std::move(c);
+    return t;
+  };
   if (best_n < kLetTerms) {
-    for (Term& t : linear) rest.push_back(std::move(t));
+    for (auto& x : linear) rest.push_back(term_of(x.first, std::move(x.second)));
     return alg_.flat_terms(alg_.sum_of_terms(std::move(rest)));
   }
   const Rational c = *best;
   std::vector<std::uint32_t> support;
   support.reserve(linear.size());
-  for (const Term& t : linear) support.push_back(the_atom(alg_, t));
-  std::sort(support.begin(), support.end());
+  for (const auto& x : linear) support.push_back(x.first);  // sorted
   const std::uint32_t let = let_for(support);
-  for (Term& t : linear) {
-    if (t.coef == c) continue;
-    t.coef = t.coef - c;
-    rest.push_back(std::move(t));
-  }
-  rest.push_back(alg_.mul(alg_.constant_term(c), alg_.atom_term(let)));
+  for (auto& x : linear)
+    if (x.second != c) rest.push_back(term_of(x.first, x.second - c));
+  rest.push_back(term_of(let, c));
   return alg_.flat_terms(alg_.sum_of_terms(std::move(rest)));
 }
 
@@ -191,7 +204,7 @@ void Normalizer::canon_affine(NF& f) {
 // Replaces, in the sorted terms, every q · def(let) (each of its terms
 // present with exactly that coefficient) by q · let. Returns whether it did.
 bool Normalizer::fold_let(std::vector<Term>& terms, std::uint32_t let) {
-  const std::vector<Term>& def = let_defs_.at(let).terms;
+  const std::vector<Term>& def = let_terms(let);
   const Term* pivot = nullptr;
   for (const Term& d : def)
     if (d.mono != 0) {

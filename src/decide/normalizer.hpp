@@ -89,6 +89,7 @@ class Normalizer {
   void canon_affine(NF& f);
   std::vector<Term> canon_affine_terms(std::vector<Term> terms);
   std::uint32_t let_for(const std::vector<std::uint32_t>& support);
+  const std::vector<Term>& let_terms(std::uint32_t let);
   Sum canonical_sum(const Sum& s);
   bool fold_let(std::vector<Term>& terms, std::uint32_t let);
   bool is_let(std::uint32_t atom) const { return let_defs_.count(atom) != 0; }
@@ -166,7 +167,7 @@ class Normalizer {
   // its terms (coefficient 1, sorted by key_less)
   struct LetDef {
     std::vector<std::uint32_t> support;
-    std::vector<Term> terms;
+    std::vector<Term> terms;  // empty until let_terms asks
   };
   std::unordered_map<std::uint32_t, LetDef> let_defs_;
   FlatMap64 func_key_cache_;  // plain mode: function argument node -> key
