@@ -1,15 +1,16 @@
-// Compact forms of opaque functions' arguments (see normalizer.hpp): shared
-// polynomial sums become let atoms instead of being multiplied out.
+// Compact forms of opaque functions' arguments (see normalizer.hpp): long
+// linear forms are written c · B_S + r with B_S a let atom for the sum of
+// the atoms in S, instead of being multiplied out.
 //
 // Why: a layer norm's rsqrt(Σ_i (x_i − mean)²/N + eps) with mean = Σ_j x_j/N
 // expands to N(N+1)/2 monomials, through N products of (N+1)-term sums: at
 // N = 300 that took minutes and gigabytes, at N = 4096 it is past any term
-// limit. With mean a let atom m, each square is x_i² − 2·x_i·m + m², and the
-// whole argument 2N + 1 terms.
+// limit. With mean = B/N, each square is x_i² − (2/N)·x_i·B + B²/N², and the
+// whole argument 2N + 2 terms.
 //
-// Soundness: a let atom is a name for a polynomial; every rewrite here
-// replaces a polynomial by an equal one (a let by its definition, or a
-// multiple of a let's definition by that multiple of the let), so two
+// Soundness: a let atom is a name for a polynomial (the sum of its
+// support); every rewrite here replaces a polynomial by an equal one (a
+// linear part by c · B_S + r, a multiple q · Σ_S x_j by q · B_S), so two
 // arguments with equal keys are equal polynomials. Two equal polynomials may
 // still get different keys (the functions are then two atoms, which can
 // only cost a proof, never give a wrong one).
@@ -21,8 +22,8 @@ namespace tileverify::detail {
 
 namespace {
 
-// A sum of fewer terms is multiplied out as it is: small products cost less
-// than the bookkeeping.
+// A linear part whose majority coefficient fewer atoms share stays written
+// out: multiplying short sums costs less than the bookkeeping.
 constexpr std::size_t kLetTerms = 16;
 
 // The tag that starts a let atom's key (no Op has this value).
