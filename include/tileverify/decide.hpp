@@ -99,6 +99,15 @@ struct DecideLimits {
   // check_equivalence sets it from both kernels' constants, replacing what
   // is given here).
   std::vector<ConstantReading> constant_readings;
+  // Inputs are finite values of their dtype (docs/decide.md, "Finite
+  // inputs"): every element of `tensor` lies in [lo, hi] (for f32 inputs
+  // ±FLT_MAX), so max(x, -FLT_MAX) is x. check_equivalence sets it from the
+  // spec's params; a tensor not listed has no bound.
+  struct InputRange {
+    std::string tensor;
+    Rational lo, hi;
+  };
+  std::vector<InputRange> input_ranges;
 };
 
 enum class Verdict { Proved, Refuted, Unknown };

@@ -641,6 +641,15 @@ Decision Decider::Impl::decide(Expr a, Expr b) {
   }
   std::string limit_reason;
   try {
+    if (norm.compact_forms_agree(a, b)) {
+      d.verdict = Verdict::Proved;
+      d.reason = "the compact normal forms (long linear forms as let atoms) are identical";
+      return finish(d);
+    }
+  } catch (const LimitHit&) {
+    // the plain forms below decide, and meet the limit again if it is theirs
+  }
+  try {
     if (normal_forms_agree(a, b)) {
       d.verdict = Verdict::Proved;
       d.reason = "the exp-polynomial normal forms are identical";

@@ -537,6 +537,25 @@ Sum Algebra::mul(Sum a, const Term& t) {
   return a;
 }
 
+std::vector<Term> Algebra::flat_terms(const Sum& s) {
+  std::vector<Term> out;
+  out.reserve(s.terms.size());
+  for (const Term& t : s.terms) out.push_back(mul(s.scale, t));
+  std::sort(out.begin(), out.end(), key_less);  // a bijection on keys: nothing to combine
+  return out;
+}
+
+Sum Algebra::sum_of_terms(std::vector<Term> terms) {
+  if (terms.empty()) return Sum{};
+  sort_combine(terms);
+  if (terms.empty()) return Sum{};
+  Sum acc = sum_of(terms[0]);
+  std::vector<Term> rest;
+  rest.reserve(terms.size() - 1);
+  for (std::size_t i = 1; i < terms.size(); ++i) rest.push_back(div(terms[i], acc.scale));
+  return finish_sum(std::move(acc), rest);
+}
+
 Sum Algebra::mul(Sum a, Sum b) {
   if (a.zero() || b.zero()) return Sum{};
   if (a.single()) return mul(std::move(b), a.scale);

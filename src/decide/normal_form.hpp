@@ -157,6 +157,10 @@ class Algebra {
   Sum add_terms(const std::vector<const Term*>& ts);  // add_many of one-term sums of nonzero terms
   Sum mul(Sum a, Sum b);
   Sum mul(Sum a, const Term& t);
+  // The terms of s with its scale multiplied in, sorted by key_less, and
+  // back: the sum of nonzero terms (combined where keys are equal).
+  std::vector<Term> flat_terms(const Sum& s);
+  Sum sum_of_terms(std::vector<Term> terms);
   Sum neg(Sum a);
   std::shared_ptr<const Body> body(const Sum& s);
   static bool same_body(const Body& a, const Body& b);
@@ -181,6 +185,7 @@ class Algebra {
   bool exp_of(const NF& arg, Term* out);
   bool is_zero(const NF& a) const { return a.num.zero(); }
 
+  const DecideLimits& limits() const { return limits_; }
   std::size_t peak_terms() const { return peak_terms_; }
   // The DecideLimits::constant_readings this algebra has applied so far.
   std::vector<std::size_t> readings_used() const;

@@ -7,6 +7,7 @@ namespace tileverify::detail {
 void Normalizer::set_substitution(const std::unordered_map<std::uint32_t, std::uint32_t>* subst) {
   subst_ = subst;
   results_.clear();
+  compact_results_.clear();
 }
 
 bool Normalizer::atom_of(Expr e, std::uint32_t* atom) const {
@@ -59,19 +60,151 @@ std::vector<std::uint32_t> Normalizer::split_atoms(Expr a, Expr b) {
     std::uint32_t id = exprs.back();
     exprs.pop_back();
     work.clear();
-    atoms_in(*run(Expr{id}), work);
-    for (std::uint32_t at : work) {
+    // the operands of functions and lets are read as compact forms (their
+    // plain forms are what compact forms avoid)
+    const bool compact = id >= Algebra::kSyntheticAtom;
+    if (compact) id -= Algebra::kSyntheticAtom;
+    atoms_in(*run_in(Expr{id}, compact), work);
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      const std::uint32_t at = work[w];
       if (at < Algebra::kSyntheticAtom || seen_atom[at]) continue;
       seen_atom[at] = true;
       if (splittable(at)) found.push_back(at);
+      if (auto def = let_defs_.find(at); def != let_defs_.end())
+        work.insert(work.end(), def->second.support.begin(), def->second.support.end());
+      const AtomInfo* ai = info(at);
+      const std::uint32_t tag = ai && ai->compact_operands ? Algebra::kSyntheticAtom : 0;
       for (std::uint32_t op : operands(at))
-        if (!seen_node[op]) {
-          seen_node[op] = true;
-          exprs.push_back(op);
+        if (!seen_node[op | tag]) {
+          seen_node[op | tag] = true;
+          exprs.push_back(op | tag);
         }
     }
   }
   return found;
+}
+
+Normalizer::Bounds Normalizer::bounds(Expr e, int depth) {
+  // Deep expressions are given no bound rather than walked: a bound only
+  // removes work, so missing one is never wrong.
+  if (depth > 64) return {};
+  if (auto it = bounds_memo_.find(e.id); it != bounds_memo_.end()) return it->second;
+  Bounds b;
+  const auto kids = ctx_.children(e);
+  switch (ctx_.op(e)) {
+    case Op::Const: b.lo = b.hi = ctx_.constant_value(e); break;
+    case Op::Symbol: {
+      const auto& ranges = alg_.limits().input_ranges;
+      auto [it, fresh] = range_of_tensor_.try_emplace(ctx_.symbol_tensor_id(e), -1);
+      if (fresh)
+        for (std::size_t i = 0; i < ranges.size(); ++i)
+          if (ranges[i].tensor == ctx_.symbol_tensor(e)) it->second = int(i);
+      if (it->second >= 0) {
+        b.lo = ranges[std::size_t(it->second)].lo;
+        b.hi = ranges[std::size_t(it->second)].hi;
+      }
+      break;
+    }
+    case Op::Exp: b.lo = Rational(0); break;  // e^h > 0
+    case Op::Add: {
+      // a sum of bounded values is bounded by the sum of the bounds (below
+      // -FLT_MAX for two f32 inputs: max(x + y, -FLT_MAX) is not x + y)
+      b.lo = b.hi = Rational(0);
+      for (Expr k : kids) {
+        Bounds kb = bounds(k, depth + 1);
+        if (b.lo) b.lo = kb.lo ? std::optional<Rational>(*b.lo + *kb.lo) : std::nullopt;
+        if (b.hi) b.hi = kb.hi ? std::optional<Rational>(*b.hi + *kb.hi) : std::nullopt;
+      }
+      break;
+    }
+    case Op::Mul: {
+      // a constant times one bounded value
+      std::optional<Rational> c = Rational(1);
+      Bounds v;
+      int values = 0;
+      for (Expr k : kids) {
+        if (ctx_.op(k) == Op::Const) {
+          c = *c * ctx_.constant_value(k);
+        } else {
+          v = bounds(k, depth + 1);
+          ++values;
+        }
+      }
+      if (values != 1) break;
+      if (*c >= Rational(0)) {
+        if (v.lo) b.lo = *c * *v.lo;
+        if (v.hi) b.hi = *c * *v.hi;
+      } else {
+        if (v.hi) b.lo = *c * *v.hi;
+        if (v.lo) b.hi = *c * *v.lo;
+      }
+      break;
+    }
+    case Op::Max:
+    case Op::Min: {
+      // max: at least each operand's lower bound; at most the largest upper
+      // bound, if every operand has one (min the other way round)
+      const bool mx = ctx_.op(e) == Op::Max;
+      std::optional<Rational> any, all;
+      bool all_known = true;
+      for (Expr k : kids) {
+        Bounds kb = bounds(k, depth + 1);
+        const std::optional<Rational>& one = mx ? kb.lo : kb.hi;
+        const std::optional<Rational>& every = mx ? kb.hi : kb.lo;
+        if (one && (!any || (mx ? *one > *any : *one < *any))) any = one;
+        if (!every) all_known = false;
+        else if (!all || (mx ? *every > *all : *every < *all)) all = every;
+      }
+      (mx ? b.lo : b.hi) = any;
+      if (all_known) (mx ? b.hi : b.lo) = all;
+      break;
+    }
+    case Op::Select: {
+      const Bounds t = bounds(kids[2], depth + 1), f = bounds(kids[3], depth + 1);
+      if (t.lo && f.lo) b.lo = std::min(*t.lo, *f.lo);
+      if (t.hi && f.hi) b.hi = std::max(*t.hi, *f.hi);
+      break;
+    }
+    default: break;
+  }
+  bounds_memo_.emplace(e.id, b);
+  return b;
+}
+
+void Normalizer::drop_bounded_constants(Op op, std::vector<std::pair<std::uint32_t, std::uint32_t>>& operands) {
+  if (operands.size() < 2 || alg_.limits().input_ranges.empty()) return;
+  if (std::none_of(operands.begin(), operands.end(),
+                   [&](const auto& o) { return ctx_.op(Expr{o.second}) == Op::Const; }))
+    return;
+  const bool mx = op == Op::Max;
+  // The two strongest bounds among the operands (max: largest lower bounds),
+  // so that a constant is compared with the best bound of the others.
+  std::optional<Rational> best, second;
+  std::size_t best_at = operands.size();
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const Bounds b = bounds(Expr{operands[i].second}, 0);
+    const std::optional<Rational>& v = mx ? b.lo : b.hi;
+    if (!v) continue;
+    auto stronger = [&](const std::optional<Rational>& than) { return !than || (mx ? *v > *than : *v < *than); };
+    if (stronger(best)) {
+      second = best;
+      best = v;
+      best_at = i;
+    } else if (stronger(second)) {
+      second = v;
+    }
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> kept;
+  kept.reserve(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const Expr o{operands[i].second};
+    const std::optional<Rational>& other = i == best_at ? second : best;
+    // max(c, e) = e when e >= c for every input (min: e <= c)
+    const bool dominated = ctx_.op(o) == Op::Const && other &&
+                           (mx ? *other >= ctx_.constant_value(o) : *other <= ctx_.constant_value(o));
+    if (!dominated) kept.push_back(operands[i]);
+  }
+  operands.swap(kept);
 }
 
 void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
@@ -80,6 +213,7 @@ void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
     case Op::Max:
     case Op::Min:
     case Op::Select:
+      if (compact_) break;  // made in plain mode (compute_compact)
       if (subst_) {
         std::uint32_t atom;
         if (atom_of(e, &atom)) {
@@ -95,10 +229,13 @@ void Normalizer::deps(Expr e, std::vector<std::uint32_t>& out) {
     case Op::Add:
     case Op::Mul:
     case Op::Pow:
-    case Op::Exp:
-    case Op::Func:
       for (Expr c : ctx_.children(e)) out.push_back(c.id);
       break;
+    case Op::Exp:
+      if (!compact_)
+        for (Expr c : ctx_.children(e)) out.push_back(c.id);
+      break;
+    case Op::Func: break;  // arguments: compact forms, made by compute
     default: break;
   }
 }
@@ -113,7 +250,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     // The stored pointer is read in place: a copy of it costs two atomic
     // updates of the count, per operand of every node.
     std::uint32_t id = dep_ids[i];
-    std::shared_ptr<const NF>& p = *results_.get_mut(id);
+    std::shared_ptr<const NF>& p = *res().get_mut(id);
     bool last = !persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1;
     if (!last) return *p;
     std::shared_ptr<const NF> mine = std::move(p);  // drops it from the results
@@ -123,12 +260,12 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
   // What take() does to an operand, for one read in place: dropped after its last use.
   auto release = [&](std::size_t i) {
     const std::uint32_t id = dep_ids[i];
-    if (!persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1) results_.drop(id);
+    if (!persistent(id) && std::count(dep_ids.begin(), dep_ids.end(), id) == 1) res().drop(id);
   };
   // Whether every operand's form is one term without a denominator.
   auto all_single_terms = [&] {
     for (std::uint32_t id : dep_ids) {
-      const NF& f = **results_.get(id);
+      const NF& f = **res().get(id);
       if (!f.num.single() || f.den) return false;
     }
     return true;
@@ -140,11 +277,13 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     if (!exponent && !subst_) {
       if (const std::uint32_t* k = key_cache_.find(id)) return *k;
     }
-    std::uint32_t k = alg_.nf_key(**results_.get(id), exponent);
+    std::uint32_t k = alg_.nf_key(**res().get(id), exponent);
     if (!exponent && !subst_) key_cache_.insert(id, k);
     return k;
   };
   Op op = ctx_.op(e);
+  if (compact_ && op != Op::Const && op != Op::Symbol && op != Op::Named && op != Op::NegInf && op != Op::PosInf)
+    return compute_compact(e, dep_ids);
   switch (op) {
     case Op::Const: return alg_.nf_of(alg_.constant_term(ctx_.constant_value(e)));
     case Op::NegInf:
@@ -189,13 +328,24 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
         // One operand per form (the smallest expression id: deterministic).
         all.erase(std::unique(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
                   all.end());
+        drop_bounded_constants(op, all);
         for (const auto& kv : all) {
           key.push_back(kv.first);
           alts.push_back(kv.second);
         }
         if (!subst_) flat_[e.id] = std::move(all);
         if (alts.size() == 1) {  // every operand has one form: max(a, a') = a
-          return take(0);  // every operand (nested ones too) has that form
+          // or the others were constants it is never below (above): the
+          // form of that one operand, a direct one or one a nested max kept
+          for (std::size_t i = 0; i < dep_ids.size(); ++i)
+            if (dep_ids[i] == alts[0]) return take(i);
+          for (std::size_t i = 0; i < dep_ids.size(); ++i) {
+            auto nested = flat_.find(dep_ids[i]);
+            if (ctx_.op(Expr{dep_ids[i]}) == op && nested != flat_.end() && nested->second.size() == 1 &&
+                nested->second[0].second == alts[0])
+              return take(i);
+          }
+          return *run(Expr{alts[0]});
         }
       }
       std::uint32_t atom = atom_for(std::move(key));
@@ -221,7 +371,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       if (all_single_terms()) {
         std::vector<const Term*> terms;
         terms.reserve(dep_ids.size());
-        for (std::uint32_t id : dep_ids) terms.push_back(&(*results_.get(id))->num.scale);
+        for (std::uint32_t id : dep_ids) terms.push_back(&(*res().get(id))->num.scale);
         NF r;
         r.num = alg_.add_terms(terms);
         for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
@@ -238,8 +388,8 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       // the stored forms in place, as mul() would make it, without copying
       // the forms of shared factors or gathering them in a vector.
       if (all_single_terms()) {
-        Term t = (*results_.get(dep_ids[0]))->num.scale;
-        for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*results_.get(dep_ids[i]))->num.scale);
+        Term t = (*res().get(dep_ids[0]))->num.scale;
+        for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*res().get(dep_ids[i]))->num.scale);
         if (has_log2_) alg_.read_known_constants(&t);  // __logf: lg2.approx(x) * 0f3F317218 is log(x)
         for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
         return alg_.nf_of(t);
@@ -305,17 +455,21 @@ NF Normalizer::function(Expr e, const std::vector<std::uint32_t>& dep_ids) {
   const std::string& name = rsqrt ? kSqrt : (log2 || log1p) ? kLog : given;
   std::vector<std::uint32_t> key{std::uint32_t(Op::Func), std::uint32_t(name.size())};
   for (char ch : name) key.push_back(std::uint8_t(ch));
+  // Arguments are keyed by their compact forms (compact.cpp), so that a
+  // layer norm's rsqrt(sum((x - mean)^2) / N + eps) keys in O(N).
+  std::vector<std::uint32_t> args;
+  for (Expr c : ctx_.children(e)) args.push_back(c.id);
   if (log1p) {
-    std::vector<NF> sum;
-    sum.push_back(alg_.nf_of(alg_.constant_term(Rational(1))));
-    sum.push_back(**results_.get(dep_ids[0]));
-    key.push_back(alg_.nf_key(alg_.add_many(sum), false));
+    key.push_back(func_arg_plus_one_key(args[0]));  // log1p(x) is log(1 + x)
   } else {
-    for (std::size_t i = 0; i < dep_ids.size(); ++i) key.push_back(operand_key(dep_ids[i]));
+    for (std::uint32_t a : args) key.push_back(func_arg_key(a));
   }
   std::uint32_t atom = atom_for(std::move(key));
   if (!subst_)
-    if (AtomInfo* a = describe(atom)) a->operands = dep_ids;
+    if (AtomInfo* a = describe(atom)) {
+      a->operands = args;
+      a->compact_operands = true;
+    }
   NF f = alg_.nf_of(alg_.atom_term(atom));
   if (rsqrt) return alg_.inverse(std::move(f));
   if (log2) {
@@ -323,16 +477,6 @@ NF Normalizer::function(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     return alg_.mul(std::move(f), alg_.inverse(alg_.nf_of(alg_.atom_term(ln2_node()))));
   }
   return f;
-}
-
-// The operand form key of a max/min/select/function operand: remembered per
-// node, since a running max asks for the same operands again and again.
-std::uint32_t Normalizer::operand_key(std::uint32_t id) {
-  if (!subst_)
-    if (const std::uint32_t* k = key_cache_.find(id)) return *k;
-  std::uint32_t k = alg_.nf_key(**results_.get(id), false);
-  if (!subst_) key_cache_.insert(id, k);
-  return k;
 }
 
 // The context's ln 2 node (ExprContext makes it first thing, so it is among
@@ -351,14 +495,15 @@ std::uint32_t Normalizer::ln2_node() {
 
 std::shared_ptr<const NF> Normalizer::run(Expr root) {
   if (ctx_.size() >= Algebra::kSyntheticAtom) throw LimitHit{"more than 2^31 expression nodes"};
-  if (const auto* done = results_.get(root.id)) return *done;
+  if (const auto* done = res().get(root.id)) return *done;
+  const std::uint32_t outer_root = root_;  // run_in nests runs
   root_ = root.id;
   std::vector<std::pair<std::uint32_t, bool>> stack{{root.id, false}};
   std::vector<std::uint32_t> d;
   while (!stack.empty()) {
     auto [id, expanded] = stack.back();
     stack.pop_back();
-    if (results_.has(id)) continue;
+    if (res().has(id)) continue;
     Expr e{id};
     deps(e, d);
     // Operands first (again, if another user consumed one in between): the
@@ -367,17 +512,18 @@ std::shared_ptr<const NF> Normalizer::run(Expr root) {
     stack.push_back({id, true});
     const std::size_t mark = stack.size();
     for (std::uint32_t c : d)
-      if (!results_.has(c)) stack.push_back({c, false});
+      if (!res().has(c)) stack.push_back({c, false});
     if (stack.size() != mark) continue;
     stack.pop_back();
     (void)expanded;
     alg_.check_deadline();
-    results_.put(id, std::make_shared<NF>(compute(e, d)));  // non-const: take() may move out of it
+    NF f = compute(e, d);
+    res().put(id, std::make_shared<NF>(std::move(f)));  // non-const: take() may move out of it
   }
-  std::shared_ptr<const NF> r = *results_.get(root.id);
+  std::shared_ptr<const NF> r = *res().get(root.id);
   // Outputs are asked for once; keep only what other nodes share.
-  if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) results_.drop(root.id);
-  root_ = UINT32_MAX;
+  if (ctx_.parent_count(root) <= 1 && subst_ == nullptr) res().drop(root.id);
+  root_ = outer_root;
   return r;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -29,6 +30,12 @@ class Normalizer {
   // Case-split mode: the listed max/min/select atoms evaluate to the chosen
   // operand (an expression id). Clears remembered forms.
   void set_substitution(const std::unordered_map<std::uint32_t, std::uint32_t>* subst);
+
+  // Whether a and b have equal compact forms (compact.cpp): tried once some
+  // function's argument made a let atom, since only then can they be
+  // smaller than the plain forms (a layer norm's outputs: 4 terms against
+  // N + 3). False when they differ; the plain forms then decide.
+  bool compact_forms_agree(Expr a, Expr b);
 
   // The atom a max/min/select node became in plain mode (false if it was
   // never normalized, or all its operands had one form).
@@ -67,17 +74,46 @@ class Normalizer {
   }
 
  private:
+  // Compact forms (compact.cpp). The argument of an opaque function
+  // (rsqrt(Σ(x_i − mean)²/N + eps)) is normalized without multiplying out
+  // long linear forms: an affine polynomial whose coefficients are mostly one
+  // value c is written c · B_S + r, with B_S the *let atom* standing for the
+  // sum of the atoms of its support S and r the few other coefficients (so
+  // x_i − mean is x_i − B/N, and (x_i − mean)² is 3 terms, not (N+1)²). The
+  // form depends only on the polynomial, not on how it was computed. Before
+  // a function's argument is keyed, multiples of a let's sum are folded back
+  // into it (Σ_i x_i · B is B · B), so Σ(x_i − m)²/N and Σx_i²/N − m² meet.
+  std::shared_ptr<const NF> run_in(Expr e, bool compact);
+  NF compute_compact(Expr e, const std::vector<std::uint32_t>& dep_ids);
+  std::uint32_t func_arg_key(std::uint32_t arg);
+  std::uint32_t func_arg_plus_one_key(std::uint32_t arg);
+  std::uint32_t func_key_of(const NF& f);
+  void canon_affine(NF& f);
+  std::vector<Term> canon_affine_terms(std::vector<Term> terms);
+  std::uint32_t let_for(const std::vector<std::uint32_t>& support);
+  const std::vector<Term>& let_terms(std::uint32_t let);
+  Sum canonical_sum(const Sum& s);
+  bool fold_let(std::vector<Term>& terms, std::uint32_t let);
+  bool is_let(std::uint32_t atom) const { return let_defs_.count(atom) != 0; }
   void deps(Expr e, std::vector<std::uint32_t>& out);
   void atoms_in(const NF& f, std::vector<std::uint32_t>& out) const;
   NF compute(Expr e, const std::vector<std::uint32_t>& dep_ids);
   NF function(Expr e, const std::vector<std::uint32_t>& dep_ids);
-  std::uint32_t operand_key(std::uint32_t id);
   std::uint32_t ln2_node();
   inline static const std::string kSqrt = "sqrt", kLog = "log";
   std::uint32_t ln2_ = UINT32_MAX - 1;  // ln2_node(): not looked up yet
   bool has_log2_ = false;               // a log2 atom was normalized (products then read known constants)
   bool persistent(std::uint32_t id) const;
   std::uint32_t atom_for(std::vector<std::uint32_t>&& key);
+  // Finite inputs (docs/decide.md): bounds every value of an expression lies
+  // in, over the reals, from DecideLimits::input_ranges; and the constant
+  // operands of a flattened max (min) that some other operand is never below
+  // (above), which the max (min) does not need.
+  struct Bounds {
+    std::optional<Rational> lo, hi;
+  };
+  Bounds bounds(Expr e, int depth);
+  void drop_bounded_constants(Op op, std::vector<std::pair<std::uint32_t, std::uint32_t>>& operands);
 
   const ExprContext& ctx_;
   Algebra& alg_;
@@ -131,6 +167,17 @@ class Normalizer {
     }
   };
   Results results_;
+  Results compact_results_;  // compact forms, by node id
+  bool compact_ = false;     // run() computes compact forms
+  Results& res() { return compact_ ? compact_results_ : results_; }
+  // let atom -> the sum it stands for: its support (sorted atom ids) and
+  // its terms (coefficient 1, sorted by key_less)
+  struct LetDef {
+    std::vector<std::uint32_t> support;
+    std::vector<Term> terms;  // empty until let_terms asks
+  };
+  std::unordered_map<std::uint32_t, LetDef> let_defs_;
+  FlatMap64 func_key_cache_;  // plain mode: function argument node -> key
   std::uint32_t root_ = UINT32_MAX;
   // key -> atom: keys are interned (exact sequence comparison), and the
   // atom of key id k is Algebra::kSyntheticAtom + k (atoms are made in key order)
@@ -143,6 +190,7 @@ class Normalizer {
   struct AtomInfo {
     enum Kind : std::uint8_t { kOther, kMax, kMin, kSelect } kind = kOther;
     bool known = false;                  // operands recorded
+    bool compact_operands = false;       // a function or let atom: its operands' forms are compact forms
     std::vector<std::uint32_t> operands;  // for max/min also the alternatives
     std::vector<std::uint32_t> select_alternatives;
     SelectInfo select{};
@@ -163,6 +211,8 @@ class Normalizer {
   // plain mode, max/min node -> its flattened operands as (form, expression),
   // sorted by form, one per form: a running max extends its predecessor's
   std::unordered_map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> flat_;
+  std::unordered_map<std::uint32_t, Bounds> bounds_memo_;  // by node id
+  std::unordered_map<std::uint32_t, int> range_of_tensor_;  // symbol_tensor_id -> index in input_ranges, -1: none
 };
 
 }  // namespace tileverify::detail

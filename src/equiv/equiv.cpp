@@ -11,10 +11,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -612,9 +614,42 @@ Report check_equivalence(const Program& ref, const Launch& lr, const Program& op
   return guarded(Spec{}, [&] { return compare(ref, lr, opt, lo, limits, ref.name, opt.name); });
 }
 
+namespace {
+
+// Every input element is a finite value of its tensor's dtype (decide.md,
+// "Finite inputs"): the largest finite float of the format (0x7f7fffff for
+// f32, 65504 for f16), the integer range for integer tensors.
+std::vector<DecideLimits::InputRange> finite_input_ranges(const Spec& spec) {
+  std::vector<DecideLimits::InputRange> out;
+  for (const ParamSpec& p : spec.params) {
+    if (!(p.tensor || p.symbolic) || p.tensor_map) continue;
+    std::optional<Rational> hi, lo;
+    switch (p.dtype) {
+      case DType::F16: hi = Rational::from_f16_bits(0x7bff); break;
+      case DType::BF16: hi = Rational::from_bf16_bits(0x7f7f); break;
+      case DType::F32: hi = Rational::from_f32_bits(0x7f7fffffu); break;
+      case DType::F64: hi = Rational::from_f64_bits(0x7fefffffffffffffull); break;
+      case DType::S8: lo = Rational(-128), hi = Rational(127); break;
+      case DType::U8: lo = Rational(0), hi = Rational(255); break;
+      case DType::S16: lo = Rational(-32768), hi = Rational(32767); break;
+      case DType::U16: lo = Rational(0), hi = Rational(65535); break;
+      case DType::S32: lo = Rational(std::int64_t(INT32_MIN)), hi = Rational(std::int64_t(INT32_MAX)); break;
+      case DType::U32: lo = Rational(0), hi = Rational(std::int64_t(UINT32_MAX)); break;
+      default: break;  // 64-bit integers, predicates, raw bits: no bound
+    }
+    if (!hi) continue;
+    if (!lo) lo = -*hi;
+    out.push_back({p.name, *lo, *hi});
+  }
+  return out;
+}
+
+}  // namespace
+
 Report check_equivalence(const Spec& spec, const DecideLimits& given) {
   DecideLimits limits = given;
   limits.strict = limits.strict || spec.strict;
+  if (limits.input_ranges.empty()) limits.input_ranges = finite_input_ranges(spec);
   return guarded(spec, [&] {
     if (spec.all_ctas && (!spec.ref || !spec.opt)) return equivalence_one(spec, limits);  // its error
     return spec.all_ctas ? grid_check(spec, run_limits(limits), &limits) : equivalence_one(spec, limits);
