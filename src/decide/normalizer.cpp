@@ -290,7 +290,7 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
     case Op::PosInf: throw LimitHit{"an infinite value (-inf or +inf) reaches the compared expressions"};
     case Op::Named:
     case Op::Symbol: return alg_.nf_of(alg_.atom_term(e.id));
-    case Op::Func: return function(e, dep_ids);
+    case Op::Func: return function(e);
     case Op::Max:
     case Op::Min:
     case Op::Select: {
@@ -446,9 +446,11 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
 //                                 is lg2.approx times 0f3F317218, read as ln 2)
 //                                 and logf meet;
 //   log1p(x) = log(1 + x)        (x > -1), so log1pf(u) and logf(1.0f + u) meet.
-NF Normalizer::function(Expr e, const std::vector<std::uint32_t>& dep_ids) {
+NF Normalizer::function(Expr e) {
   const std::string& given = ctx_.name(e);
-  const bool unary = dep_ids.size() == 1;
+  // Count the children, not dep_ids: a function's arguments are normalized
+  // on their own, in compact form (func_arg_key), and are not among its deps.
+  const bool unary = ctx_.children(e).size() == 1;
   const bool rsqrt = unary && given == "rsqrt";
   const bool log2 = unary && given == "log2" && ln2_node() != UINT32_MAX;
   const bool log1p = unary && given == "log1p";

@@ -98,7 +98,7 @@ class Normalizer {
   void deps(Expr e, std::vector<std::uint32_t>& out);
   void atoms_in(const NF& f, std::vector<std::uint32_t>& out) const;
   NF compute(Expr e, const std::vector<std::uint32_t>& dep_ids);
-  NF function(Expr e, const std::vector<std::uint32_t>& dep_ids);
+  NF function(Expr e);
   std::uint32_t ln2_node();
   inline static const std::string kSqrt = "sqrt", kLog = "log";
   std::uint32_t ln2_ = UINT32_MAX - 1;  // ln2_node(): not looked up yet
