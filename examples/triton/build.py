@@ -79,6 +79,20 @@ def layernorm(kernel, expect):
                 expect=expect)
 
 
+def layernorm_wide(cols, block, warps, kernel="layernorm", expect="equivalent"):
+    """Layer norm at the widths of Triton's tutorial (BLOCK the next power of
+    two, num_warps = min(max(BLOCK // 256, 1), 8)): 300 columns in a masked
+    block of 512, and 4096 columns unmasked."""
+    rows = 2
+    return dict(kernel=kernel, grid=(rows,), num_warps=warps,
+                args={"x_ptr": f"f32[{rows},{cols}]:in", "w_ptr": f"f32[{cols}]:in",
+                      "b_ptr": f"f32[{cols}]:in", "y_ptr": f"f32[{rows},{cols}]:out",
+                      "n_cols": str(cols), "eps": "f32:symbolic", "BLOCK": str(block)},
+                ref=dict(kernel="layernorm_ref", block=[rows, 1, 1], grid=[1, 1, 1],
+                         args=["x_ptr", "w_ptr", "b_ptr", "y_ptr", rows, "n_cols", "eps"]),
+                expect=expect)
+
+
 def matmul(dtype, precision, bm, bn, bk, warps, dropped, expect):
     t = "f16" if dtype == "f16" else "f32"
     return dict(kernel="matmul", grid=((MM_M // bm) * (MM_N // bn),), num_warps=warps,
@@ -101,6 +115,34 @@ def attention(block_m, rescale, expect):
                 ref=dict(kernel="attention_ref", block=[SEQ, 1, 1], grid=[1, 1, 1],
                          args=["q_ptr", "k_ptr", "v_ptr", "o_ptr", "sm_scale", "seq_len", HEAD]),
                 expect=expect)
+
+
+# Triton emits tl.math.log2 as libdevice's __nv_log2f, one copy per row a
+# thread holds, the copies interleaved (the first copy's last select after the
+# second copy's branch): the math-form matcher (src/ptx/lower_math.cpp) needs
+# a form's instructions without foreign control flow between them, so these
+# are unsupported today ("now"); "expect" is the verdict they should get, and
+# what gpu_check.py checks on the GPU.
+LSE_NOW = "unsupported"
+
+
+def attention_lse(kernel, rescale, expect):
+    """Attention forward with its base-2 log-sum-exp output (Triton's
+    tutorial's M), against attention_lse_ref. The _tma kernel takes Q, K, V
+    as host-side tensor descriptors (sm_90 only)."""
+    if kernel == "attention_tma_lse":
+        io = {"q_desc": f"f16[{SEQ},{HEAD}]:in@desc[64,{HEAD}]", "k_desc": f"f16[{SEQ},{HEAD}]:in@desc[32,{HEAD}]",
+              "v_desc": f"f16[{SEQ},{HEAD}]:in@desc[32,{HEAD}]"}
+        names = ["q", "k", "v"]
+    else:
+        io = {"q_ptr": f"f16[{SEQ},{HEAD}]:in", "k_ptr": f"f16[{SEQ},{HEAD}]:in", "v_ptr": f"f16[{SEQ},{HEAD}]:in"}
+        names = ["q_ptr", "k_ptr", "v_ptr"]
+    io.update({"o_ptr": f"f32[{SEQ},{HEAD}]:out", "lse_ptr": f"f32[{SEQ}]:out", "sm_scale": "f32:symbolic",
+               "seq_len": str(SEQ), "HEAD": str(HEAD), "BLOCK_M": "64", "BLOCK_N": "32", "RESCALE": str(rescale)})
+    return dict(kernel=kernel, grid=(SEQ // 64,), num_warps=4, args=io,
+                ref=dict(kernel="attention_lse_ref", block=[SEQ, 1, 1], grid=[1, 1, 1],
+                         args=names + ["o_ptr", "lse_ptr", "sm_scale", "seq_len", HEAD]),
+                expect=expect, now=LSE_NOW)
 
 
 def matmul_sm90(kernel, dropped=0, expect="equivalent"):
@@ -129,6 +171,8 @@ CORPUS_SM90 = {
     "matmul_tma": matmul_sm90("matmul_tma"),
     "matmul_wgmma_dropk": matmul_sm90("matmul_wgmma", 1, "not_equivalent"),
     "matmul_tma_dropk": matmul_sm90("matmul_tma", 1, "not_equivalent"),
+    "attention_tma_lse": attention_lse("attention_tma_lse", True, "equivalent"),
+    "attention_tma_lse_norescale": attention_lse("attention_tma_lse", False, "not_equivalent"),
 }
 
 
@@ -150,6 +194,10 @@ CORPUS = {
     "attention_m32": attention(32, True, "equivalent"),
     "attention_m64": attention(64, True, "equivalent"),
     "attention_m64_norescale": attention(64, False, "not_equivalent"),
+    "attention_lse": attention_lse("attention_lse", True, "equivalent"),
+    "layernorm_300": layernorm_wide(300, 512, 2),
+    "layernorm_300_nomask": layernorm_wide(300, 512, 2, "layernorm_nomask", "not_equivalent"),
+    "layernorm_4096": layernorm_wide(4096, 4096, 8),
 }
 
 
@@ -183,7 +231,9 @@ def build(arch, out_dir, only=None, corpus=None):
         spec["grid"] = spec["opt"]["grid"]
         spec["ctas"] = "all"
         keys = ["description", "ref", "opt", "grid", "ctas", "params"]
-        spec["expect"] = c["expect"]
+        # "now": the verdict tileverify gives today where it falls short of
+        # the expected one (docs/triton.md says why); CTest checks that one.
+        spec["expect"] = c.get("now", c["expect"])
         keys.append("expect")
         ordered = {k: spec[k] for k in keys}
         with open(os.path.join(out_dir, stem + ".json"), "w") as f:

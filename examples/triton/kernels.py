@@ -220,3 +220,70 @@ def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
         b = b_desc.load([k0, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
     c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+
+
+# ---------------------------------------------------------------- attention with its log-sum-exp
+# As Triton's fused-attention tutorial writes its forward pass: besides O it
+# stores M = m_i + log2(l_i) per query row (the row's log-sum-exp in base 2,
+# which the backward pass reads), with tl.math.log2 from libdevice.
+@triton.jit
+def attention_lse(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, seq_len, HEAD: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, RESCALE: tl.constexpr):
+    # RESCALE = False: the broken variant (no rescale of acc when the max grows).
+    start_m = tl.program_id(0)
+    rm = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rd = tl.arange(0, HEAD)
+    q = tl.load(q_ptr + rm[:, None] * HEAD + rd[None, :])
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD], tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, seq_len, BLOCK_N):
+        rn = start_n + tl.arange(0, BLOCK_N)
+        k = tl.load(k_ptr + rn[None, :] * HEAD + rd[:, None])
+        qk = tl.dot(q, k)
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        if RESCALE:
+            acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + rn[:, None] * HEAD + rd[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(lse_ptr + rm, m_i)
+    tl.store(o_ptr + rm[:, None] * HEAD + rd[None, :], acc)
+
+
+@triton.jit
+def attention_tma_lse(q_desc, k_desc, v_desc, o_ptr, lse_ptr, sm_scale, seq_len, HEAD: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, RESCALE: tl.constexpr):
+    # The same through host-side tensor descriptors (TMA loads of Q, K, V
+    # tiles on sm_90), as the tutorial's sm_90 path loads them.
+    start_m = tl.program_id(0)
+    off_m = start_m * BLOCK_M
+    rm = off_m + tl.arange(0, BLOCK_M)
+    rd = tl.arange(0, HEAD)
+    q = q_desc.load([off_m, 0])
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD], tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, seq_len, BLOCK_N):
+        k = k_desc.load([start_n, 0])
+        qk = tl.dot(q, k.T)
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        if RESCALE:
+            acc = acc * alpha[:, None]
+        v = v_desc.load([start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(lse_ptr + rm, m_i)
+    tl.store(o_ptr + rm[:, None] * HEAD + rd[None, :], acc)
