@@ -208,6 +208,55 @@ setp.eq.f32 %p2, %t1, 0f00000000;
 selp.f32 %y, 0fFF800000, %t31, %p2;
 )";
 
+// log2f as Triton 3.6 emits libdevice's __nv_log2f (tl.math.log2, LLVM's
+// NVPTX backend): nvcc's form on untyped .b32 registers, without the two
+// bit-cast moves (the float register is read by the integer add and
+// subtract directly), its constants moved with mov.b32.
+constexpr const char* kLog2Triton = R"(
+setp.lt.f32 %p0, %x, 0f00800000;
+mul.f32 %t0, %x, 0f4B000000;
+selp.f32 %t1, %t0, %x, %p0;
+selp.f32 %t2, 0fC1B80000, 0f00000000, %p0;
+add.s32 %r1, %t1, -1060439283;
+and.b32 %r2, %r1, -8388608;
+sub.s32 %r3, %t1, %r2;
+cvt.rn.f32.s32 %t4, %r2;
+mov.f32 %t5, 0f34000000;
+fma.rn.f32 %t6, %t4, %t5, %t2;
+add.f32 %t7, %r3, 0fBF800000;
+mov.f32 %t8, 0fBE2C7F30;
+mov.f32 %t9, 0f3DC6B27F;
+fma.rn.f32 %t10, %t9, %t7, %t8;
+mov.f32 %t11, 0f3E2FCF2A;
+fma.rn.f32 %t12, %t10, %t7, %t11;
+mov.f32 %t13, 0fBE374E43;
+fma.rn.f32 %t14, %t12, %t7, %t13;
+mov.f32 %t15, 0f3E520BF4;
+fma.rn.f32 %t16, %t14, %t7, %t15;
+mov.f32 %t17, 0fBE763C8B;
+fma.rn.f32 %t18, %t16, %t7, %t17;
+mov.f32 %t19, 0f3E93BF99;
+fma.rn.f32 %t20, %t18, %t7, %t19;
+mov.f32 %t21, 0fBEB8AA49;
+fma.rn.f32 %t22, %t20, %t7, %t21;
+mov.f32 %t23, 0f3EF6384A;
+fma.rn.f32 %t24, %t22, %t7, %t23;
+mov.f32 %t25, 0fBF38AA3B;
+fma.rn.f32 %t26, %t24, %t7, %t25;
+mul.f32 %t27, %t7, %t26;
+mul.f32 %t28, %t7, %t27;
+mov.f32 %t29, 0f3FB8AA3B;
+fma.rn.f32 %t30, %t7, %t29, %t28;
+add.f32 %t31, %t6, %t30;
+setp.lt.u32 %p1, %t1, 2139095040;
+@%p1 bra $M0;
+mov.f32 %t32, 0f7F800000;
+fma.rn.f32 %t31, %t1, %t32, %t32;
+$M0:
+setp.eq.f32 %p2, %t1, 0f00000000;
+selp.f32 %y, 0fFF800000, %t31, %p2;
+)";
+
 // log1pf: the exponent of 1 + x (rounded toward zero) scales x and 1 apart,
 // a polynomial in the scaled sum; bits of x at or above 0x7f800000 (+inf,
 // NaN, negative x) go to x * inf + inf unless x < -1 ... -0 (bits below
@@ -268,6 +317,7 @@ constexpr FormText kForms[] = {
     {"logf", Opcode::Log, kLog},
     {"log2f", Opcode::Lg2, kLog2},
     {"log1pf", Opcode::Log1p, kLog1p},
+    {"log2f (Triton)", Opcode::Lg2, kLog2Triton},
     {"-logf", Opcode::Log, kLog, Post::Neg},
     {"-log2f", Opcode::Lg2, kLog2, Post::Neg},
     {"logf * c", Opcode::Log, kLog, Post::MulPositive},
@@ -584,8 +634,19 @@ struct BodyIndex {
 // One attempt to match a form at a statement.
 class Matcher {
  public:
-  Matcher(const Kernel& fn, BodyIndex& index, const Form& form)
-      : fn_(fn), index_(index), form_(form), reg_(std::size_t(form.regs)), label_(std::size_t(form.labels)) {}
+  // claimed: per statement, whether a form matched before covers it (empty:
+  // none). Such a statement is passed over between this form's instructions,
+  // labels and branches included: it is replaced by that form's one
+  // instruction, which reads only its own input and writes only its output,
+  // neither of them this form's (check() sees to that on the whole body).
+  // Triton interleaves the __nv_log2f copies of the rows a thread holds.
+  Matcher(const Kernel& fn, BodyIndex& index, const Form& form, const std::vector<bool>& claimed)
+      : fn_(fn),
+        index_(index),
+        form_(form),
+        claimed_(claimed),
+        reg_(std::size_t(form.regs)),
+        label_(std::size_t(form.labels)) {}
 
   // Matches the form with its first instruction at statement `start`;
   // fills the statements it covers (M) and the input / output operands.
@@ -605,8 +666,13 @@ class Matcher {
         while (end < code.size() && !code[end].label && !code[end].branch) ++end;
       for (std::size_t left = end - j; left > 0; --left) {
         std::size_t k = first ? start : pos + 1;
+        std::size_t passed_over = 0;  // claimed statements, not counted in the window
         for (;; ++k) {
-          if (k >= n || k - pos > kWindow) return false;
+          if (k >= n || k - pos - passed_over > kWindow) return false;
+          if (!first && !claimed_.empty() && claimed_[k]) {
+            ++passed_over;
+            continue;
+          }
           const Statement& s = fn_.body[k];
           std::size_t hit = SIZE_MAX;
           for (std::size_t c = j; c < end && hit == SIZE_MAX; ++c) {
@@ -812,6 +878,7 @@ class Matcher {
   const Kernel& fn_;
   BodyIndex& index_;
   const Form& form_;
+  const std::vector<bool>& claimed_;
   std::vector<std::string_view> reg_, label_;  // form register / label -> the kernel's
   std::unordered_map<std::string_view, std::size_t> reg_of_, label_of_;
   std::vector<std::size_t> covered_;    // the kernel statements matched, in the form's order
@@ -828,6 +895,17 @@ MathPlan find_math_forms(const Kernel& fn) {
   MathPlan plan;
   const std::vector<Form>& all = forms();
   std::unique_ptr<BodyIndex> index;  // made at the first candidate
+  std::vector<bool> claimed;         // the statements of the forms found (second pass)
+  bool missed = false;               // a form's start that did not match (first pass)
+  for (int pass = 0; pass < 2; ++pass) {
+  // The second pass retries, with the forms found passed over, where the
+  // first found a form's start but no match.
+  if (pass == 1) {
+    if (plan.forms.empty() || !missed) break;
+    claimed.assign(fn.body.size(), false);
+    for (std::size_t c = 0; c < plan.at.size(); ++c) claimed[c] = plan.at[c] != MathPlan::kKeep;
+    for (std::size_t at : plan.labels) claimed[at] = true;
+  }
   for (const Form& form : all) {
     // Most bodies have none of a form's rare instructions (its copysign, its
     // exponent mask): then there is nothing to try.
@@ -852,8 +930,11 @@ MathPlan find_math_forms(const Kernel& fn) {
       if (!head) continue;
       if (!plan.at.empty() && plan.at[i] != MathPlan::kKeep) continue;
       if (!index) index = std::make_unique<BodyIndex>(fn);
-      Matcher m(fn, *index, form);
-      if (!m.run(i)) continue;
+      Matcher m(fn, *index, form, claimed);
+      if (!m.run(i)) {
+        missed = true;
+        continue;
+      }
       bool taken = false;  // by a form found before (never, for nvcc's code)
       for (std::size_t c : m.covered())
         taken |= !plan.at.empty() && fn.body[c].kind == Statement::Kind::Instruction && plan.at[c] != MathPlan::kKeep;
@@ -866,7 +947,10 @@ MathPlan find_math_forms(const Kernel& fn) {
       f.post = form.post == Post::Neg ? Opcode::Neg : form.post == Post::MulPositive ? Opcode::Mul : Opcode::Mov;
       f.scale = m.scale();
       plan.forms.push_back(f);
+      for (std::size_t c : m.covered())
+        if (fn.body[c].kind == Statement::Kind::Label) plan.labels.push_back(c);
     }
+  }
   }
   return plan;
 }

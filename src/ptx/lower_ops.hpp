@@ -201,6 +201,7 @@ struct MathPlan {
   static constexpr std::int32_t kKeep = -1, kDrop = -2;
   std::vector<std::int32_t> at;  // per statement: kKeep, kDrop or an index in forms; empty: no forms
   std::vector<MathForm> forms;
+  std::vector<std::size_t> labels;  // the forms' own labels (statements), which their branches alone reach
 };
 MathPlan find_math_forms(const Kernel& fn);
 void lower_math_form(KernelLowering& k, const MathForm& f, Instr& in);

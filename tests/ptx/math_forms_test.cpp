@@ -210,3 +210,16 @@ TEST_CASE("math forms: the decider's identities of function atoms, and no others
   CHECK_FALSE(proved(c.func("log", {c.mul(x, y)}), c.add(c.func("log", {x}), c.func("log", {y}))));
   CHECK_FALSE(proved(c.func("tanh", {c.neg(x)}), c.neg(c.func("tanh", {x}))));
 }
+
+TEST_CASE("Triton's __nv_log2f, two copies interleaved (the first copy's select after the second's branch), is lifted twice") {
+  // examples/triton/sm80/attention_lse.ptx: tl.math.log2 of the two rows each
+  // thread holds, on untyped .b32 registers, the copies interleaved by LLVM.
+  auto parsed = ptx::parse_ptx_file(std::string(TILEVERIFY_TEST_DIR) + "/../examples/triton/sm80/attention_lse.ptx");
+  REQUIRE(parsed.module.has_value());
+  auto lowered = ptx::lower_kernel(*parsed.module, "attention_lse", 6144);  // its metadata's shared bytes
+  INFO((lowered.error ? lowered.error->text() : std::string()));
+  REQUIRE(lowered.program.has_value());
+  const Program& p = *lowered.program;
+  CHECK(count_op(p, Opcode::Lg2) == 2);
+  CHECK(count_op(p, Opcode::Unsupported) == 0);
+}
