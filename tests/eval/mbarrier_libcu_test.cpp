@@ -4,6 +4,7 @@
 // cp.async.mbarrier.arrive with and without .noinc (cuda::memcpy_async
 // with a barrier on sm_80). Kernels are PTX text, run through parse_ptx,
 // lower_kernel and run_program.
+#include "async_test_helpers.hpp"
 #include "tileverify/eval.hpp"
 #include "tileverify/ptx.hpp"
 
@@ -24,32 +25,9 @@ std::string kernel(const std::string& decls, const std::string& body) {
          decls + body + "}\n";
 }
 
-Program lower(const std::string& text) {
-  auto parsed = ptx::parse_ptx(text, "k.ptx");
-  INFO((parsed.error ? parsed.error->text() : std::string()));
-  REQUIRE(parsed.module.has_value());
-  auto lowered = ptx::lower_kernel(*parsed.module, "k");
-  INFO((lowered.error ? lowered.error->text() : std::string()));
-  REQUIRE(lowered.program.has_value());
-  return *lowered.program;
-}
+Program lower(const std::string& text) { return async_test::lower(text, false); }
 
-struct Run {
-  ExprContext ctx;
-  RunResult<SymbolicDomain> r;
-  std::string text() const {
-    std::string s;
-    for (const Diagnostic& d : r.diagnostics) s += d.text() + "\n";
-    for (const Diagnostic& d : r.notes) s += "note: " + d.text() + "\n";
-    return s;
-  }
-  bool output_is(const std::string& tensor, std::size_t i, const std::string& input, std::uint32_t j) {
-    auto it = r.outputs.find(tensor);
-    if (it == r.outputs.end() || i >= it->second.size() || !it->second[i]) return false;
-    return *it->second[i] == ctx.symbol(input, j);
-  }
-  const Diagnostic& last() const { return r.diagnostics.back(); }
-};
+using async_test::Run;
 
 void run(Run& out, const std::string& text, std::uint32_t threads, std::uint64_t n) {
   Program p = lower(text);

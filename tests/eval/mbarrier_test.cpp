@@ -3,6 +3,7 @@
 // counts, deadlocks on barriers, races through TMA copies, proxy fences,
 // bulk groups and the launch contract of TMA boxes. Kernels are PTX text
 // (sm_90a), run through parse_ptx, lower_kernel and run_program.
+#include "async_test_helpers.hpp"
 #include "tileverify/eval.hpp"
 #include "tileverify/ptx.hpp"
 
@@ -25,34 +26,9 @@ std::string kernel(const std::string& params, const std::string& decls, const st
          "}\n";
 }
 
-Program lower(const std::string& text) {
-  auto parsed = ptx::parse_ptx(text, "k.ptx");
-  INFO((parsed.error ? parsed.error->text() : std::string()));
-  REQUIRE(parsed.module.has_value());
-  auto lowered = ptx::lower_kernel(*parsed.module, "k");
-  INFO((lowered.error ? lowered.error->text() : std::string()));
-  REQUIRE(lowered.program.has_value());
-  auto un = ptx::first_unsupported(*lowered.program);
-  INFO((un ? un->text() : std::string()));
-  CHECK(!un.has_value());
-  return *lowered.program;
-}
+Program lower(const std::string& text) { return async_test::lower(text, true); }
 
-struct Run {
-  ExprContext ctx;
-  RunResult<SymbolicDomain> r;
-  std::string text() const {
-    std::string s;
-    for (const Diagnostic& d : r.diagnostics) s += d.text() + "\n";
-    for (const Diagnostic& d : r.notes) s += "note: " + d.text() + "\n";
-    return s;
-  }
-  bool output_is(const std::string& tensor, std::size_t i, const std::string& input, std::uint32_t j) {
-    auto it = r.outputs.find(tensor);
-    if (it == r.outputs.end() || i >= it->second.size() || !it->second[i]) return false;
-    return *it->second[i] == ctx.symbol(input, j);
-  }
-};
+using async_test::Run;
 
 // x (in) and y (out): n floats each.
 Launch xy(std::uint32_t threads, std::uint64_t n) {
