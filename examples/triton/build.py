@@ -119,13 +119,8 @@ def attention(block_m, rescale, expect):
 
 # The LSE output is m * log2(e) + log2(l) with l a sum of exponentials of
 # scores minus the running max m; the reference takes the max of the scaled
-# scores, Triton scales the max: they agree only through log(e^c x) = c +
-# log(x), which the decider does not use yet, so the case split over the
-# max atoms runs out (unknown, the outputs O proved). "now" is that verdict;
-# "expect" the one they should get, and what gpu_check.py checks on the GPU.
-LSE_NOW = "unknown"
-
-
+# scores, Triton scales the max: they agree through log(e^c x) = c + log(x)
+# (docs/decide.md). The wrong reference twin stores the LSE in base e.
 def attention_lse(kernel, rescale, expect):
     """Attention forward with its base-2 log-sum-exp output (Triton's
     tutorial's M), against attention_lse_ref. The _tma kernel takes Q, K, V
@@ -142,7 +137,8 @@ def attention_lse(kernel, rescale, expect):
     return dict(kernel=kernel, grid=(SEQ // 64,), num_warps=4, args=io,
                 ref=dict(kernel="attention_lse_ref", block=[SEQ, 1, 1], grid=[1, 1, 1],
                          args=names + ["o_ptr", "lse_ptr", "sm_scale", "seq_len", HEAD]),
-                expect=expect, **({"now": LSE_NOW} if expect == "equivalent" else {}))
+                expect=expect,
+                **({"wrong_refs": {"base_e": "attention_lse_ref_base_e"}} if expect == "equivalent" else {}))
 
 
 def matmul_sm90(kernel, dropped=0, expect="equivalent"):
@@ -238,6 +234,15 @@ def build(arch, out_dir, only=None, corpus=None):
         ordered = {k: spec[k] for k in keys}
         with open(os.path.join(out_dir, stem + ".json"), "w") as f:
             f.write(compact_json(ordered))
+        # The same kernel against a wrong reference (a twin of the right one
+        # with one bug): not_equivalent.
+        for suffix, wrong in c.get("wrong_refs", {}).items():
+            twin = json.loads(json.dumps(ordered))
+            twin["ref"]["kernel"] = wrong
+            twin["description"] = twin["description"].replace(f"reference {ref['kernel']} ", f"reference {wrong} ")
+            twin["expect"] = "not_equivalent"
+            with open(os.path.join(out_dir, f"{stem}_{suffix}.json"), "w") as f:
+                f.write(compact_json(twin))
         # The same check without symbolic scalars: each float scalar a
         # concrete value (the proof then covers that value only).
         symbolic = [p for p in ordered["params"] if p.get("symbolic")]

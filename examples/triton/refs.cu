@@ -109,3 +109,33 @@ extern "C" __global__ void attention_lse_ref(const __half* q, const __half* k, c
   }
   lse[r] = m * 1.44269504f + log2f(l);
 }
+
+// A wrong twin: the log-sum-exp in base e (m + logf(l)) where Triton's
+// kernel stores it in base 2; the outputs O are right.
+extern "C" __global__ void attention_lse_ref_base_e(const __half* q, const __half* k, const __half* v, float* o,
+                                                    float* lse, float scale, int seq, int head) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= seq) return;
+  float m = -INFINITY;
+  for (int j = 0; j < seq; ++j) {
+    float s = 0.f;
+    for (int d = 0; d < head; ++d) s += float(q[r * head + d]) * float(k[j * head + d]);
+    m = fmaxf(m, s * scale);
+  }
+  float l = 0.f;
+  for (int j = 0; j < seq; ++j) {
+    float s = 0.f;
+    for (int d = 0; d < head; ++d) s += float(q[r * head + d]) * float(k[j * head + d]);
+    l += expf(s * scale - m);
+  }
+  for (int d = 0; d < head; ++d) {
+    float acc = 0.f;
+    for (int j = 0; j < seq; ++j) {
+      float s = 0.f;
+      for (int e = 0; e < head; ++e) s += float(q[r * head + e]) * float(k[j * head + e]);
+      acc += expf(s * scale - m) * float(v[j * head + d]);
+    }
+    o[r * head + d] = acc / l;
+  }
+  lse[r] = m + logf(l);
+}

@@ -288,17 +288,9 @@ std::uint32_t Normalizer::func_arg_key(std::uint32_t arg) {
   return key;
 }
 
-// The key of 1 + arg (log1p's argument as log's), in the same compact terms.
-std::uint32_t Normalizer::func_arg_plus_one_key(std::uint32_t arg) {
-  std::vector<NF> sum;
-  sum.push_back(alg_.nf_of(alg_.constant_term(Rational(1))));
-  sum.push_back(*run_in(Expr{arg}, true));
-  return func_key_of(alg_.add_many(sum));
-}
-
-// The key of a compact form, its sums canonical (the folds back into the
-// let atoms' sums applied), a single-term denominator moved into the numerator.
-std::uint32_t Normalizer::func_key_of(const NF& f) {
+// A compact form with its sums canonical (the folds back into the let
+// atoms' sums applied), a single-term denominator moved into the numerator.
+NF Normalizer::canonical_nf(const NF& f) {
   NF c;
   c.num = canonical_sum(f.num);
   if (f.den) {
@@ -310,7 +302,77 @@ std::uint32_t Normalizer::func_key_of(const NF& f) {
       c.den = std::move(den);
     }
   }
-  return alg_.nf_key(c, false);
+  return c;
+}
+
+// The key of a compact form (canonical_nf's).
+std::uint32_t Normalizer::func_key_of(const NF& f) { return alg_.nf_key(canonical_nf(f), false); }
+
+// log(e^C · y) = C + log(y): both sides are defined exactly where y > 0 (e^C
+// is positive), and equal there. Triton's attention stores m + log2(l) with
+// l = Σ_j 2^(s_j − m), nvcc's reference m·log2(e) + log2(Σ_j e^(s_j − m')),
+// with different maxima m, m': each is log2(Σ_j e^(s_j)) once the
+// exponential factor common to l's terms comes out of the logarithm.
+//
+// Which factor: C is the exponent of the argument's leading term under the
+// translation-invariant term order (Algebra::order), numerator over
+// denominator. Two arguments that differ by a factor e^K order their terms
+// alike, so their leads differ by e^K as well and both leave the same y:
+// log(e^K · x) and K + log(x) get the same form. The lead's coefficient and
+// monomial stay in y (their logarithm is no polynomial, and a monomial's
+// sign is unknown).
+Normalizer::LogArg Normalizer::log_arg(std::uint32_t arg, bool plus_one) {
+  const std::uint64_t cache_key = std::uint64_t(arg) << 1 | std::uint64_t(plus_one);
+  if (!subst_)
+    if (auto it = log_arg_cache_.find(cache_key); it != log_arg_cache_.end()) return it->second;
+  NF f;
+  if (plus_one) {
+    std::vector<NF> sum;
+    sum.push_back(alg_.nf_of(alg_.constant_term(Rational(1))));
+    sum.push_back(*run_in(Expr{arg}, true));
+    f = alg_.add_many(sum);
+  } else {
+    f = *run_in(Expr{arg}, true);
+  }
+  NF c = canonical_nf(f);
+  LogArg r{0, nullptr, false};
+  if (!c.num.zero()) {
+    Term lead = alg_.body(c.num)->lead;
+    Term e;  // e^C: the lead's exponential part
+    e.exp = lead.exp;
+    e.cexp = lead.cexp;
+    if (c.den) {
+      const Term& dl = alg_.body(c.den->sum)->lead;
+      Term d;
+      d.exp = dl.exp;
+      d.cexp = dl.cexp;
+      e = alg_.div(e, d);
+      e.coef = Rational(1);  // div may fold whole powers of two out of cexp
+      e.mono = 0;
+    }
+    if (e.exp != 0 || e.cexp != 0) {
+      c.num = alg_.mul(std::move(c.num), alg_.div(Term{}, e));
+      std::vector<Term> shift;
+      for (PolyId p : {e.exp, e.cexp}) {
+        std::size_t n = 0;
+        const PolyEntry* pe = alg_.poly_entries(p, &n);
+        for (std::size_t i = 0; i < n; ++i) {
+          Term t;
+          t.coef = alg_.coef(pe[i].coef);
+          t.mono = pe[i].mono;
+          shift.push_back(std::move(t));
+        }
+      }
+      NF s;
+      s.num = alg_.sum_of_terms(std::move(shift));
+      r.shift = std::make_shared<const NF>(std::move(s));
+    }
+  }
+  r.key = alg_.nf_key(c, false);
+  // log(e^C) = C exactly: no atom is left for log 1.
+  r.one = !c.den && c.num.single() && c.num.scale.unit_key() && c.num.scale.coef.is_one();
+  if (!subst_) log_arg_cache_.emplace(cache_key, r);
+  return r;
 }
 
 bool Normalizer::compact_forms_agree(Expr a, Expr b) {

@@ -795,22 +795,23 @@ MonoId Algebra::ln2_pow_mono(std::int32_t k) {
   return monos_.intern(&e, 1);
 }
 
-void Algebra::apply_known_constants(Rational* c, MonoId* m) {
+void Algebra::apply_known_constants(Rational* c, MonoId* m, bool plain) {
   if (ln2_mono_ == UINT32_MAX) return;
   const std::int32_t p = ln2_power(*m);
-  const std::int32_t q = known_constants_power(c, p);
+  const std::int32_t q = known_constants_power(c, p, plain);
   if (q != p) *m = mono_mul(*m, ln2_pow_mono(q - p));
 }
 
-// The rules on c * ln2^p: updates c, returns the power of ln2 left.
-std::int32_t Algebra::known_constants_power(Rational* c, std::int32_t p) {
-  if (p == 0) return 0;  // no rule applies without ln2
+// The rules on c * ln2^p: updates c, returns the power of ln2 left. With
+// `plain`, also at p = 0, where log2(e) is tried before ln 2.
+std::int32_t Algebra::known_constants_power(Rational* c, std::int32_t p, bool plain) {
+  if (p == 0 && !plain) return 0;  // no rule applies without ln2
   // Remembered per (coefficient, power of ln2), which is all the rules read:
   // the divisions below run on rationals like log2(e) in float (24-bit
   // numerators) that overflow 64 bits into GMP, and every exponent term of
   // every expf asks, each with its own input atom in its monomial (a memo
   // keyed by the whole monomial missed on half the calls of a 128-element
-  // softmax).
+  // softmax). p = 0 is only ever asked with `plain`.
   const std::uint64_t key = std::uint64_t(coefs_.intern(*c)) << 32 | std::uint32_t(p);
   if (const std::uint32_t* hit = known_memo_.find(key)) {
     const KnownResult& k = known_results_[*hit];
@@ -819,15 +820,33 @@ std::int32_t Algebra::known_constants_power(Rational* c, std::int32_t p) {
     return p + k.shift;
   }
   std::vector<std::uint32_t> readings;
-  const std::int32_t q = apply_known_constants_uncached(c, p, &readings);
+  const std::int32_t q = apply_known_constants_uncached(c, p, plain, &readings);
   for (std::uint32_t i : readings) reading_used_[i] = true;
   known_memo_.insert(key, std::uint32_t(known_results_.size()));
   known_results_.push_back(KnownResult{coefs_.intern(*c), q - p, std::move(readings)});
   return q;
 }
 
-// Applies the rules to c * ln2^p; returns the power of ln2 left.
-std::int32_t Algebra::apply_known_constants_uncached(Rational* c, std::int32_t p, std::vector<std::uint32_t>* readings) {
+// Applies the rules to c * ln2^p; returns the power of ln2 left. From p = 0
+// (`plain`) one rule applies, log2(e) first; from p != 0 they apply until
+// p is 0.
+std::int32_t Algebra::apply_known_constants_uncached(Rational* c, std::int32_t p, bool plain,
+                                                     std::vector<std::uint32_t>* readings) {
+  if (p == 0) {
+    if (!plain) return 0;
+    // Only the table's own floats: a rounded product read outside an
+    // exponent would read expf's clamp constant 0f3BBB989D (log2(e)/252).
+    for (const auto* table : {&log2e_values_, &ln2_values_})
+      for (const KnownEntry& k : *table) {
+        if (k.reading != kNoReading) continue;
+        Rational r = *c / k.value;
+        if (!simple_ratio(r)) continue;
+        *c = k.factor.is_one() ? r : r * k.factor;
+        if (k.reading != kNoReading) readings->push_back(k.reading);
+        return table == &log2e_values_ ? -1 : 1;
+      }
+    return 0;
+  }
   for (int guard = 0; guard < 64 && p != 0; ++guard) {
     bool applied = false;
     for (const KnownEntry& k : p >= 1 ? log2e_values_ : ln2_values_) {

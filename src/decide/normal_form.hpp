@@ -178,6 +178,9 @@ class Algebra {
   // comes from log2(x) = log(x) / ln 2 (normalizer.cpp), and nvcc's float
   // ln 2 or log2(e) beside it is read as the real constant, as in exponents.
   void read_known_constants(Term* t) { apply_known_constants(&t->coef, &t->mono); }
+  // The same, and also without a power of ln2: where a log2 occurs, nvcc's
+  // m * 1.44269504f beside log2f(l) is m / ln 2 (a log-sum-exp in base 2).
+  void read_known_constants_plain(Term* t) { apply_known_constants(&t->coef, &t->mono, true); }
   NF pow(NF a, int k);
   NF neg(NF a);
   // exp(arg); returns false when arg is not a polynomial (the caller then
@@ -219,11 +222,12 @@ class Algebra {
   int poly_order(PolyId a, PolyId b) const;
   void canon_cexp(Term& t);
   void append_key(const Sum& s, bool exponent, std::vector<std::uint32_t>& out);
-  void apply_known_constants(Rational* c, MonoId* m);
-  std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p, std::vector<std::uint32_t>* readings);
+  void apply_known_constants(Rational* c, MonoId* m, bool plain = false);
+  std::int32_t apply_known_constants_uncached(Rational* c, std::int32_t p, bool plain,
+                                             std::vector<std::uint32_t>* readings);
   int ln2_power(MonoId m) const;
   MonoId ln2_pow_mono(std::int32_t k);  // ln2^k as a monomial
-  std::int32_t known_constants_power(Rational* c, std::int32_t p);  // the rules on c * ln2^p
+  std::int32_t known_constants_power(Rational* c, std::int32_t p, bool plain = false);  // the rules on c * ln2^p
   void merge_into(std::vector<Term>& big, std::vector<Term>& small);
   Sum finish_sum(Sum acc, std::vector<Term>& rest);
   void absorb(Sum& s);

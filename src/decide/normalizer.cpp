@@ -390,13 +390,31 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
       if (all_single_terms()) {
         Term t = (*res().get(dep_ids[0]))->num.scale;
         for (std::size_t i = 1; i < dep_ids.size(); ++i) t = alg_.mul(t, (*res().get(dep_ids[i]))->num.scale);
-        if (has_log2_) alg_.read_known_constants(&t);  // __logf: lg2.approx(x) * 0f3F317218 is log(x)
+        // __logf: lg2.approx(x) * 0f3F317218 is log(x); a base-2 log-sum-exp's
+        // m * 1.44269504f is m / ln 2 (docs/decide.md, "Opaque functions").
+        if (log2_in_context()) alg_.read_known_constants_plain(&t);
         for (std::size_t i = 0; i < dep_ids.size(); ++i) release(i);
         return alg_.nf_of(t);
       }
       std::vector<NF> parts;
       parts.reserve(dep_ids.size());
       for (std::size_t i = 0; i < dep_ids.size(); ++i) parts.push_back(take(i));
+      // A constant factor times a sum that holds a power of ln 2 (fast-math
+      // logf of a shifted argument: 0f3F317218 · (C + log y) / ln 2) reads
+      // as it would beside a single term. Beside a sum without ln 2 (expf's
+      // clamp, (x - m) · 0f3BBB989D) it keeps its float value.
+      if (log2_in_context())
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          NF& part = parts[i];
+          if (part.den || !part.num.single() || !part.num.scale.unit_key()) continue;
+          Term t = part.num.scale;
+          alg_.read_known_constants_plain(&t);
+          if (t.mono == 0) continue;
+          bool beside_ln2 = false;
+          for (std::size_t j = 0; j < parts.size() && !beside_ln2; ++j)
+            beside_ln2 = j != i && holds_ln2(parts[j]);
+          if (beside_ln2) part = alg_.nf_of(t);
+        }
       // A product of many factors (flattened: keep · o = e^{..} · l · x / l in
       // an online softmax) cancels every denominator against a matching
       // numerator before anything is expanded: multiplied in order, l · x is
@@ -445,7 +463,9 @@ NF Normalizer::compute(Expr e, const std::vector<std::uint32_t>& dep_ids) {
 //   log2(x)  = log(x) / ln 2     (x > 0), so log2f, lg2.approx (fast-math logf
 //                                 is lg2.approx times 0f3F317218, read as ln 2)
 //                                 and logf meet;
-//   log1p(x) = log(1 + x)        (x > -1), so log1pf(u) and logf(1.0f + u) meet.
+//   log1p(x) = log(1 + x)        (x > -1), so log1pf(u) and logf(1.0f + u) meet;
+//   log(e^C · y) = C + log(y)    (y > 0), so a log-sum-exp meets whatever
+//                                 maximum its exponentials were shifted by (log_arg).
 NF Normalizer::function(Expr e) {
   const std::string& given = ctx_.name(e);
   // Count the children, not dep_ids: a function's arguments are normalized
@@ -461,8 +481,13 @@ NF Normalizer::function(Expr e) {
   // layer norm's rsqrt(sum((x - mean)^2) / N + eps) keys in O(N).
   std::vector<std::uint32_t> args;
   for (Expr c : ctx_.children(e)) args.push_back(c.id);
-  if (log1p) {
-    key.push_back(func_arg_plus_one_key(args[0]));  // log1p(x) is log(1 + x)
+  std::shared_ptr<const NF> shift;  // log(e^C · y) = C + log(y)
+  bool log_one = false;             // y = 1
+  if (name == kLog && unary) {
+    const LogArg la = log_arg(args[0], log1p);  // log1p(x) is log(1 + x)
+    key.push_back(la.key);
+    shift = la.shift;
+    log_one = la.one;
   } else {
     for (std::uint32_t a : args) key.push_back(func_arg_key(a));
   }
@@ -472,13 +497,45 @@ NF Normalizer::function(Expr e) {
       a->operands = args;
       a->compact_operands = true;
     }
-  NF f = alg_.nf_of(alg_.atom_term(atom));
+  NF f = log_one ? NF{} : alg_.nf_of(alg_.atom_term(atom));
   if (rsqrt) return alg_.inverse(std::move(f));
+  if (shift) f = alg_.add(std::move(f), *shift);
   if (log2) {
-    has_log2_ = true;
     return alg_.mul(std::move(f), alg_.inverse(alg_.nf_of(alg_.atom_term(ln2_node()))));
   }
   return f;
+}
+
+// Whether some expression of the context takes a log2: the known-constant
+// rule then also reads products outside exponents. Asked of the whole
+// context once, so that both kernels' forms are read alike whatever order
+// their nodes are normalized in.
+bool Normalizer::log2_in_context() {
+  if (log2_in_context_ < 0) {
+    log2_in_context_ = 0;
+    if (ln2_node() != UINT32_MAX)
+      for (std::uint32_t id = 0; id < ctx_.size(); ++id)
+        if (ctx_.op(Expr{id}) == Op::Func && ctx_.children(Expr{id}).size() == 1 && ctx_.name(Expr{id}) == "log2") {
+          log2_in_context_ = 1;
+          break;
+        }
+  }
+  return log2_in_context_ == 1;
+}
+
+// Whether a term of f has ln 2 in its monomial.
+bool Normalizer::holds_ln2(const NF& f) const {
+  const std::uint32_t ln2 = alg_.ln2_atom();
+  if (ln2 == UINT32_MAX) return false;
+  auto in = [&](const Term& t) {
+    std::size_t n = 0;
+    const MonoEntry* me = alg_.mono_entries(t.mono, &n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (me[i].atom == ln2) return true;
+    return false;
+  };
+  auto sum = [&](const Sum& s) { return in(s.scale) || std::any_of(s.terms.begin(), s.terms.end(), in); };
+  return sum(f.num) || (f.den && sum(f.den->sum));
 }
 
 // The context's ln 2 node (ExprContext makes it first thing, so it is among

@@ -86,8 +86,16 @@ class Normalizer {
   std::shared_ptr<const NF> run_in(Expr e, bool compact);
   NF compute_compact(Expr e, const std::vector<std::uint32_t>& dep_ids);
   std::uint32_t func_arg_key(std::uint32_t arg);
-  std::uint32_t func_arg_plus_one_key(std::uint32_t arg);
   std::uint32_t func_key_of(const NF& f);
+  NF canonical_nf(const NF& f);
+  // log's argument (1 + arg for log1p) with its exponential factor taken out:
+  // the key of y, and C, for log(e^C · y) = C + log(y) (compact.cpp).
+  struct LogArg {
+    std::uint32_t key;
+    std::shared_ptr<const NF> shift;  // C, null when zero
+    bool one;                         // y is 1 (log y is 0)
+  };
+  LogArg log_arg(std::uint32_t arg, bool plus_one);
   void canon_affine(NF& f);
   std::vector<Term> canon_affine_terms(std::vector<Term> terms);
   std::uint32_t let_for(const std::vector<std::uint32_t>& support);
@@ -102,7 +110,9 @@ class Normalizer {
   std::uint32_t ln2_node();
   inline static const std::string kSqrt = "sqrt", kLog = "log";
   std::uint32_t ln2_ = UINT32_MAX - 1;  // ln2_node(): not looked up yet
-  bool has_log2_ = false;               // a log2 atom was normalized (products then read known constants)
+  bool log2_in_context();
+  bool holds_ln2(const NF& f) const;
+  int log2_in_context_ = -1;  // log2_in_context(): -1 not scanned yet
   bool persistent(std::uint32_t id) const;
   std::uint32_t atom_for(std::vector<std::uint32_t>&& key);
   // Finite inputs (docs/decide.md): bounds every value of an expression lies
@@ -178,6 +188,7 @@ class Normalizer {
   };
   std::unordered_map<std::uint32_t, LetDef> let_defs_;
   FlatMap64 func_key_cache_;  // plain mode: function argument node -> key
+  std::unordered_map<std::uint64_t, LogArg> log_arg_cache_;  // plain mode: (node, plus_one) -> log_arg
   std::uint32_t root_ = UINT32_MAX;
   // key -> atom: keys are interned (exact sequence comparison), and the
   // atom of key id k is Algebra::kSyntheticAtom + k (atoms are made in key order)

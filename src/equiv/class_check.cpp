@@ -313,18 +313,21 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   r.stats.decide_seconds = since(t0);
   std::vector<bool> read(dl.constant_readings.size(), false);
   bool all_proved = true;
-  std::uint64_t elements = 0;
+  std::uint64_t elements = 0, proved = 0;
   for (std::size_t j = 0; j < ds.size(); ++j) {
     for (std::size_t i : ds[j].constants_read) read[i] = true;
     all_proved = all_proved && ds[j].proved();
     elements += pl.comparisons[mine[j]].elements;
+    if (ds[j].proved()) proved += pl.comparisons[mine[j]].elements;
   }
   for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
     if (!reading_notes[i].message.empty() && (read[i] || (dl.constant_readings[i].ln2_power == 0 && !all_proved)))
       r.notes.push_back(reading_notes[i]);
   r.stats.comparisons = mine.size();
   r.stats.outputs_compared = elements;
-  r.stats.proved = all_proved ? elements : 0;
+  // What was proved is counted even when the verdict is not "equivalent": a
+  // user reads "1024 of 1088 proved" as where the trouble is.
+  r.stats.proved = proved;
   for (std::size_t j = 0; j < ds.size(); ++j) {
     if (ds[j].proved()) continue;
     const bool refuted = ds[j].refuted();
