@@ -74,6 +74,17 @@ struct ParamSpec {
   bool tensor_map = false;
   std::string map_tensor{};
   TensorMap map{};
+  // A by-value struct parameter ("struct", .param .b8 name[N]): its fields,
+  // each a ParamSpec at byte `offset` (a scalar, a symbolic float, a tensor
+  // map, or a pointer: `pointee` names its tensor, empty with null_pointer).
+  // struct_bytes 0: the PTX parameter's size.
+  bool is_struct = false;
+  std::uint32_t struct_bytes = 0;
+  std::vector<ParamSpec> fields{};
+  std::uint32_t offset = 0;
+  std::string pointee{};
+  bool null_pointer = false;
+  std::string same_as{};  // a struct field that holds a scalar entry of "params" (its value or symbol)
 };
 
 struct Spec {

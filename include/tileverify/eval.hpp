@@ -98,6 +98,29 @@ struct LaunchArg {
   // or through another map, is one memory: arguments name it alike.
   bool is_tensor_map = false;
   TensorMap map;
+  // A by-value struct (.param .align A .b8 name[N], CUTLASS's Params): its
+  // N bytes given field by field. Field i is fields[i] (a scalar, a tensor
+  // for a pointer, a tensor map; never a struct) at byte layout[i].offset;
+  // bytes no field covers are undefined, and reading them is an error.
+  struct Field {
+    std::string name;              // for messages: "params.ptr_A"
+    std::uint32_t offset = 0;      // bytes from the struct's start
+    std::uint32_t bytes = 0;       // 8 for a pointer, 128 for a tensor map, the dtype's size for a scalar
+    DType dtype = DType::U64;      // a scalar's type
+  };
+  bool is_struct = false;
+  std::uint32_t struct_bytes = 0;
+  std::vector<Field> layout;     // sorted by offset, not overlapping
+  std::vector<LaunchArg> fields;  // one per layout entry
+  static LaunchArg of_struct(std::uint32_t bytes, std::vector<Field> layout, std::vector<LaunchArg> fields) {
+    LaunchArg a;
+    a.is_tensor = false;
+    a.is_struct = true;
+    a.struct_bytes = bytes;
+    a.layout = std::move(layout);
+    a.fields = std::move(fields);
+    return a;
+  }
   static LaunchArg of_tensor(TensorArg t) {
     LaunchArg a;
     a.tensor = std::move(t);

@@ -133,8 +133,13 @@ void spread(const Program& p, const Launch& l, KernelClasses& k) {
         }
   // The outputs (a class's elements are placed in them): Out and InOut tensors.
   std::set<std::string> outputs;
-  for (const LaunchArg& a : l.args)
+  const auto output = [&](const LaunchArg& a) {
     if (a.is_tensor && (a.tensor.role == Role::Out || a.tensor.role == Role::InOut)) outputs.insert(a.tensor.name);
+  };
+  for (const LaunchArg& a : l.args) {
+    output(a);
+    for (const LaunchArg& f : a.fields) output(f);  // a by-value struct's pointers
+  }
   for (const auto& [name, any] : written) {
     if (!any) continue;
     const std::uint64_t n = sizes[name];

@@ -387,6 +387,16 @@ void add_constants(std::vector<KernelConstant>& out, const Program& p, const Lau
     out.push_back(KernelConstant{t == DType::F32 ? Rational::from_f32_bits(std::uint32_t(bits)) : Rational::from_f64_bits(bits),
                                  t == DType::F64, "the scalar argument params[" + std::to_string(i) + "]"});
   }
+  // A by-value struct's float fields, likewise.
+  for (const LaunchArg& a : l.args)
+    for (std::size_t k = 0; k < a.fields.size() && k < a.layout.size(); ++k) {
+      const LaunchArg& f = a.fields[k];
+      const DType t = a.layout[k].dtype;
+      if (f.is_tensor || f.is_tensor_map || f.null_pointer || f.symbolic || (t != DType::F32 && t != DType::F64)) continue;
+      const std::uint64_t bits = std::uint64_t(f.scalar);
+      out.push_back(KernelConstant{t == DType::F32 ? Rational::from_f32_bits(std::uint32_t(bits)) : Rational::from_f64_bits(bits),
+                                   t == DType::F64, "the struct field " + a.layout[k].name});
+    }
 }
 DecideLimits read_constants(const DecideLimits& limits, const std::vector<KernelConstant>& cs,
                             const std::vector<const Program*>& ks, std::vector<Diagnostic>* notes) {

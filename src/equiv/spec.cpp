@@ -934,11 +934,8 @@ void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps) {
 // Every map's tensor: a tensor entry of "params", whose dtype the map takes;
 // the defaults (dims: the shape reversed, strides: packed, element strides:
 // 1); then cuTensorMapEncodeTiled's rules, each error naming the field.
-void resolve_maps(Spec& s) {
-  for (std::size_t i = 0; i < s.params.size(); ++i) {
-    ParamSpec& p = s.params[i];
-    if (!p.tensor_map) continue;
-    const std::string where = "params[" + std::to_string(i) + "].tensor_map";
+void resolve_map(Spec& s, ParamSpec& p, const std::string& where) {
+  {
     const ParamSpec* t = nullptr;
     for (const ParamSpec& q : s.params)
       if (q.name == p.map_tensor) t = &q;
@@ -978,12 +975,193 @@ void resolve_maps(Spec& s) {
   }
 }
 
+// The bytes a struct field takes.
+std::uint32_t field_bytes(const ParamSpec& f) {
+  if (f.tensor_map) return 128;
+  if (!f.pointee.empty() || f.null_pointer) return 8;
+  return std::uint32_t(dtype_bytes(f.dtype));
+}
+
+// A struct's fields in offset order, each aligned, inside and not
+// overlapping the one before (after resolve_struct gave "param" fields
+// their dtypes).
+void check_layout(ParamSpec* ps, const std::string& where) {
+  std::sort(ps->fields.begin(), ps->fields.end(), [](const ParamSpec& a, const ParamSpec& b) { return a.offset < b.offset; });
+  for (std::size_t k = 0; k < ps->fields.size(); ++k) {
+    const ParamSpec& f = ps->fields[k];
+    const std::uint32_t size = field_bytes(f);
+    if (f.offset % std::min<std::uint32_t>(size, 8) != 0)
+      fail(field(where) + ": field '" + f.name + "' at byte " + std::to_string(f.offset) + " is not aligned to its " +
+           std::to_string(size) + " bytes (" + (f.tensor_map ? "a CUtensorMap is 64-byte aligned" : "as C++ lays it out") + ")");
+    if (f.tensor_map && f.offset % 64 != 0)
+      fail(field(where) + ": the tensor map '" + f.name + "' at byte " + std::to_string(f.offset) +
+           " is not 64-byte aligned (CUtensorMap is alignas(64))");
+    if (k > 0 && ps->fields[k - 1].offset + field_bytes(ps->fields[k - 1]) > f.offset)
+      fail(field(where) + ": fields '" + ps->fields[k - 1].name + "' and '" + f.name + "' overlap (bytes " +
+           std::to_string(ps->fields[k - 1].offset) + " and " + std::to_string(f.offset) + ")");
+    if (ps->struct_bytes && f.offset + size > ps->struct_bytes)
+      fail(field(where) + ": field '" + f.name + "' (bytes " + std::to_string(f.offset) + " to " +
+           std::to_string(f.offset + size - 1) + ") is past the struct's " + std::to_string(ps->struct_bytes) + " bytes");
+  }
+}
+
+// A struct's pointer fields name tensors of "params"; its maps are resolved
+// as the parameters' maps are.
+void resolve_struct(Spec& s, ParamSpec& p, const std::string& where) {
+  for (std::size_t k = 0; k < p.fields.size(); ++k) {
+    ParamSpec& f = p.fields[k];
+    const std::string at = where + ".fields['" + f.name + "']";
+    if (f.tensor_map) {
+      resolve_map(s, f, at + ".tensor_map");
+      continue;
+    }
+    if (!f.same_as.empty()) {
+      const ParamSpec* q = nullptr;
+      for (const ParamSpec& e : s.params)
+        if (e.name == f.same_as) q = &e;
+      if (!q || q->tensor || q->tensor_map || q->is_struct)
+        fail(field(at + ".param") + " is " + json_quoted(f.same_as) + ": " +
+             (q ? std::string("that entry of \"params\" is not a scalar") : "no entry of \"params\" has that name") +
+             "; a \"param\" field holds a scalar entry of \"params\" (a value or a symbolic float)");
+      f.dtype = q->dtype;
+      f.value = q->value;
+      f.symbolic = q->symbolic;
+      continue;
+    }
+    if (f.pointee.empty()) continue;
+    const ParamSpec* t = nullptr;
+    for (const ParamSpec& q : s.params)
+      if (q.name == f.pointee) t = &q;
+    if (!t || !t->tensor)
+      fail(field(at + ".tensor") + " is " + json_quoted(f.pointee) + ": " +
+           (t ? std::string("that entry of \"params\" is not a tensor") : "no tensor of \"params\" has that name") +
+           "; a pointer field points to a tensor entry of \"params\"");
+  }
+}
+
+void resolve_maps(Spec& s) {
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    ParamSpec& p = s.params[i];
+    if (p.tensor_map) resolve_map(s, p, "params[" + std::to_string(i) + "].tensor_map");
+    if (p.is_struct) {
+      resolve_struct(s, p, "params[" + std::to_string(i) + "].struct");
+      check_layout(&p, "params[" + std::to_string(i) + "].struct");
+    }
+  }
+}
+
+// "struct": {"bytes": 24, "fields": [{"name": "M", "offset": 0, "dtype": "s32",
+// "value": 256}, {"name": "ptr_A", "offset": 8, "tensor": "A"}, {"name":
+// "tma_a", "offset": 128, "tensor_map": {...}}]}: a by-value struct
+// parameter (CUTLASS's Params), field by field at byte offsets. A list of
+// values fills consecutive elements (a stride tuple). Each field must be
+// aligned to its size and inside the struct; fields may not overlap;
+// bytes no field covers are undefined (a kernel that reads them reads an
+// uninitialized value).
+void struct_of(const json& j, const std::string& where, const std::string& pname, ParamSpec* ps) {
+  if (!j.is_object())
+    fail(field(where) + " is " + shown(j) + ": it must be an object like {\"fields\": [{\"name\": \"M\", \"offset\": 0, "
+         "\"dtype\": \"s32\", \"value\": 256}]} (a by-value struct, field by field)");
+  only_keys(j, field(where), {"bytes", "fields", "description"});
+  ps->tensor = false;
+  ps->is_struct = true;
+  if (j.contains("bytes")) {
+    std::uint64_t b = 0;
+    std::string why = not_uint(j["bytes"], &b);
+    if (why.empty() && (b == 0 || b > 32764)) why = "not from 1 to 32764 (the most a kernel's parameters hold)";
+    if (!why.empty()) fail(field(where + ".bytes") + " is " + shown(j["bytes"]) + ": " + why);
+    ps->struct_bytes = std::uint32_t(b);
+  }
+  if (!j.contains("fields") || !j["fields"].is_array())
+    fail(field(where + ".fields") + (j.contains("fields") ? " is " + shown(j["fields"]) + ": it must be a list"
+                                                          : " is missing: list the struct's fields (or [] for none read)"));
+  std::set<std::string> names;
+  const json& fs = j["fields"];
+  for (std::size_t k = 0; k < fs.size(); ++k) {
+    const json& f = fs[k];
+    const std::string at = where + ".fields[" + std::to_string(k) + "]";
+    if (!f.is_object()) fail(field(at) + " is " + shown(f) + ": a field is an object with \"name\" and \"offset\"");
+    only_keys(f, field(at),
+              {"name", "offset", "dtype", "value", "symbolic", "tensor", "tensor_map", "param", "description"});
+    if (!f.contains("name") || !f.contains("offset")) fail(field(at) + " needs \"name\" and \"offset\" (in bytes)");
+    ParamSpec fp;
+    fp.name = pname + "." + text_of(f["name"], at + ".name", "the field");
+    if (!names.insert(fp.name).second) fail(field(at + ".name") + " " + json_quoted(fp.name) + " is already a field's name");
+    std::uint64_t off = 0;
+    std::string why = not_uint(f["offset"], &off);
+    if (why.empty() && off >= 32764) why = "past the most a kernel's parameters hold (32764 bytes)";
+    if (!why.empty()) fail(field(at + ".offset") + " is " + shown(f["offset"]) + ": " + why);
+    fp.offset = std::uint32_t(off);
+    const int kinds =
+        int(f.contains("dtype")) + int(f.contains("tensor")) + int(f.contains("tensor_map")) + int(f.contains("param"));
+    if (kinds != 1)
+      fail(field(at) + " ('" + fp.name + "') needs one of \"dtype\" (a scalar, with \"value\" or \"symbolic\"), "
+           "\"param\" (a scalar entry of \"params\": the same value or symbol), \"tensor\" (a pointer to a tensor "
+           "of \"params\", or null) and \"tensor_map\" (a CUtensorMap inside the struct)");
+    if (f.contains("param")) {
+      if (f.contains("value") || f.contains("symbolic")) fail(field(at) + " names a \"param\": it takes no \"value\"");
+      fp.tensor = false;
+      fp.same_as = text_of(f["param"], at + ".param", "a scalar entry of \"params\"");  // resolved in resolve_struct
+      ps->fields.push_back(std::move(fp));
+      continue;
+    }
+    if (f.contains("tensor_map")) {
+      if (f.contains("value") || f.contains("symbolic")) fail(field(at) + " is a tensor map: it takes no \"value\"");
+      tensor_map_of(f["tensor_map"], at + ".tensor_map", &fp);
+      ps->fields.push_back(std::move(fp));
+      continue;
+    }
+    if (f.contains("tensor")) {
+      if (f.contains("value") || f.contains("symbolic")) fail(field(at) + " is a pointer: it takes no \"value\"");
+      fp.tensor = false;
+      fp.dtype = DType::U64;
+      if (f["tensor"].is_null()) fp.null_pointer = true;
+      else fp.pointee = text_of(f["tensor"], at + ".tensor", "a tensor of \"params\" (or null)");
+      ps->fields.push_back(std::move(fp));
+      continue;
+    }
+    fp.dtype = dtype_of(f["dtype"], at + ".dtype");
+    fp.tensor = false;
+    if (f.contains("symbolic")) {
+      if (!f["symbolic"].is_boolean() || !f["symbolic"].get<bool>() || f.contains("value"))
+        fail(field(at + ".symbolic") + " must be true, without \"value\" (a float field that stands for every value)");
+      if (!dtype_is_float(fp.dtype))
+        fail(field(at) + " ('" + fp.name + "') is \"symbolic\" but its dtype is " + dtype_name(fp.dtype) +
+             ": only float fields can be symbolic");
+      fp.symbolic = true;
+      ps->fields.push_back(std::move(fp));
+      continue;
+    }
+    if (!f.contains("value")) fail(field(at) + " ('" + fp.name + "') needs \"value\" (or \"symbolic\": true)");
+    const json& v = f["value"];
+    if (!v.is_array()) {
+      fp.value = scalar_bits(v, fp.dtype, field(at + ".value"));
+      ps->fields.push_back(std::move(fp));
+      continue;
+    }
+    if (v.empty()) fail(field(at + ".value") + " is []: give at least one value");
+    for (std::size_t e = 0; e < v.size(); ++e) {  // consecutive elements: name[e]
+      ParamSpec ep = fp;
+      ep.name = fp.name + "[" + std::to_string(e) + "]";
+      const std::uint64_t o = off + e * dtype_bytes(fp.dtype);
+      if (o >= 32764) fail(field(at + ".value") + " runs past the most a kernel's parameters hold (32764 bytes)");
+      ep.offset = std::uint32_t(o);
+      ep.value = scalar_bits(v[e], fp.dtype, field(at + ".value[" + std::to_string(e) + "]"));
+      ps->fields.push_back(std::move(ep));
+    }
+  }
+
+}
+
 ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
   std::string where = "params[" + std::to_string(i) + "]";
   if (!p.is_object()) fail(field(where) + " is " + shown(p) + ": each parameter is an object with \"name\" and \"dtype\"");
   if (p.contains("tensor_map")) {
     // A map takes its element type and default shape from its tensor.
     only_keys(p, field(where), {"name", "tensor_map", "description"});
+    if (!p.contains("name")) fail(field(where) + " needs \"name\"");
+  } else if (p.contains("struct")) {
+    only_keys(p, field(where), {"name", "struct", "description"});
     if (!p.contains("name")) fail(field(where) + " needs \"name\"");
   } else {
     only_keys(p, field(where),
@@ -997,6 +1175,10 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
     fail(field(where + ".name") + " " + json_quoted(ps.name) + " is already the name of another parameter");
   if (p.contains("tensor_map")) {
     tensor_map_of(p["tensor_map"], where + ".tensor_map", &ps);
+    return ps;
+  }
+  if (p.contains("struct")) {
+    struct_of(p["struct"], where + ".struct", ps.name, &ps);
     return ps;
   }
   ps.dtype = dtype_of(p["dtype"], where + ".dtype");
@@ -1051,11 +1233,15 @@ bool bound_to_symbol(const KernelSpec& k, const std::string& tensor) {
 std::set<std::string> tensors_taken(const Spec& s, const KernelSpec& k) {
   std::set<std::string> out;
   for (const ParamSpec& p : s.params) {
-    if (p.tensor_map) {
+    if (p.tensor_map || p.is_struct) {
       if (!k.args || std::any_of(k.args->begin(), k.args->end(), [&](const KernelArg& a) {
             return a.kind == KernelArg::Kind::Param && a.text == p.name;
-          }))
-        out.insert(p.map_tensor);
+          })) {
+        if (p.tensor_map) out.insert(p.map_tensor);
+        for (const ParamSpec& f : p.fields)  // a struct's maps and pointers
+          if (f.tensor_map) out.insert(f.map_tensor);
+          else if (!f.pointee.empty()) out.insert(f.pointee);
+      }
       continue;
     }
     if (!p.tensor) continue;
@@ -1544,6 +1730,25 @@ const ParamSpec* param_named(const Spec& s, const std::string& name) {
 // A tensor map's argument carries its tensor (spec_of checked that it is
 // one), so that the evaluator makes one memory of the tensor and its maps.
 LaunchArg arg_of(const Spec& s, const ParamSpec& p) {
+  if (p.is_struct) {
+    std::vector<LaunchArg::Field> layout;
+    std::vector<LaunchArg> fields;
+    for (const ParamSpec& f : p.fields) {
+      layout.push_back(LaunchArg::Field{f.name, f.offset, field_bytes(f), f.dtype});
+      if (f.null_pointer) {
+        fields.push_back(LaunchArg::of_null());
+      } else if (!f.pointee.empty()) {
+        const ParamSpec* t = param_named(s, f.pointee);
+        fields.push_back(LaunchArg::of_tensor(t ? tensor_of(*t) : TensorArg{f.pointee, DType::F32, {}}));
+      } else if (!f.same_as.empty()) {
+        const ParamSpec* q = param_named(s, f.same_as);
+        fields.push_back(q ? arg_of(s, *q) : arg_of(s, f));
+      } else {
+        fields.push_back(arg_of(s, f));
+      }
+    }
+    return LaunchArg::of_struct(p.struct_bytes, std::move(layout), std::move(fields));
+  }
   if (p.tensor_map) {
     const ParamSpec* t = param_named(s, p.map_tensor);
     return LaunchArg::of_tensor_map(t ? tensor_of(*t) : TensorArg{p.map_tensor, p.dtype, {}}, p.map);
@@ -1553,9 +1758,14 @@ LaunchArg arg_of(const Spec& s, const ParamSpec& p) {
   return LaunchArg::of_scalar(p.value);
 }
 
+// Whether a tensor map or a by-value struct names the tensor (it is then
+// passed through them, not as an argument of its own in "params" order).
 bool viewed_by_map(const Spec& s, const std::string& tensor) {
   return std::any_of(s.params.begin(), s.params.end(), [&](const ParamSpec& p) {
-    return p.tensor_map && p.map_tensor == tensor;
+    return (p.tensor_map && p.map_tensor == tensor) ||
+           std::any_of(p.fields.begin(), p.fields.end(), [&](const ParamSpec& f) {
+             return (f.tensor_map && f.map_tensor == tensor) || f.pointee == tensor;
+           });
   });
 }
 
@@ -1568,6 +1778,24 @@ constexpr std::uint64_t kTensorMapBytes = 128;
 bool map_param(const ParamDecl& d) { return d.array_bytes == kTensorMapBytes; }
 
 void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl& d) {
+  if (q.is_struct) {
+    if (!d.array_bytes)
+      fail(at + " is the struct '" + q.name + "', passed by value, but the parameter is " +
+           (d.pointer ? "a pointer" : "a scalar") + " (a by-value struct is .param .b8 " + d.name + "[N])");
+    if (q.struct_bytes && q.struct_bytes != d.array_bytes)
+      fail(at + " is the struct '" + q.name + "' of " + std::to_string(q.struct_bytes) + " bytes (\"bytes\"), but the "
+           "parameter has " + std::to_string(d.array_bytes) + " (sizeof the kernel's struct)");
+    for (const ParamSpec& f : q.fields)
+      if (std::uint64_t(f.offset) + field_bytes(f) > d.array_bytes)
+        fail(at + ": field '" + f.name + "' (bytes " + std::to_string(f.offset) + " to " +
+             std::to_string(f.offset + field_bytes(f) - 1) + ") is past the parameter's " +
+             std::to_string(d.array_bytes) + " bytes");
+    return;
+  }
+  if (d.array_bytes && !map_param(d))
+    fail(at + " is the " + (q.tensor_map ? "tensor map '" + q.name + "'" : q.tensor ? "tensor '" + q.name + "'" : "scalar '" + q.name + "'") +
+         ", but the parameter is a by-value struct of " + std::to_string(d.array_bytes) +
+         " bytes: give a \"struct\" entry of \"params\" with its fields");
   if (q.tensor_map && !map_param(d))
     fail(at + " is the tensor map '" + q.name + "', a CUtensorMap passed by value, but the parameter is " +
          (d.array_bytes ? "an array of " + std::to_string(d.array_bytes) + " bytes"
@@ -1576,7 +1804,7 @@ void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl&
   if (!q.tensor_map && map_param(d))
     fail(at + " is the " + (q.tensor ? "tensor '" + q.name + "', a pointer," : "scalar '" + q.name + "',") +
          " but the parameter is a 128-byte array, a CUtensorMap passed by value (const __grid_constant__ "
-         "CUtensorMap): give a \"tensor_map\" entry of \"params\" for it");
+         "CUtensorMap): give a \"tensor_map\" entry of \"params\" for it (or a \"struct\" for another struct of 128 bytes)");
 }
 
 // The launch without the PTX's checks: block, grid, CTA and the bindings;
@@ -1615,10 +1843,12 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
     std::size_t i = 0;
     for (const ParamSpec& q : s.params)
       if (!(q.tensor && (bound_to_symbol(k, q.name) || viewed_by_map(s, q.name)))) {
+        const std::size_t at = i;
         const ParamDecl& d = p.params[i++];
         check_map_param(field("params") + " entry '" + q.name + "' (the PTX parameter " + d.name + ", " +
                             ptx_type(d) + ")",
                         q, d);
+        if (q.is_struct) l.args[at].struct_bytes = d.array_bytes;
       }
     return;
   }
@@ -1636,6 +1866,10 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
       fail(at + " is " + (a.kind == KernelArg::Kind::Null ? std::string("null") : "the number " + a.text) +
            ", but the parameter is a 128-byte array, a CUtensorMap passed by value (const __grid_constant__ "
            "CUtensorMap): name a \"tensor_map\" entry of \"params\" for it");
+    if (d.array_bytes && a.kind != KernelArg::Kind::Param)
+      fail(at + " is " + (a.kind == KernelArg::Kind::Null ? std::string("null") : "the number " + a.text) +
+           ", but the parameter is a by-value struct of " + std::to_string(d.array_bytes) +
+           " bytes: name a \"struct\" entry of \"params\" for it");
     switch (a.kind) {
       case KernelArg::Kind::Null:
         if (bits != 64) fail(at + " is null, a pointer, but the parameter has " + std::to_string(bits) + " bits, not 64");
@@ -1657,8 +1891,9 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
         const ParamSpec* q = param_named(s, a.text);
         if (!q) fail(at + " names '" + a.text + "', which is not in \"params\"");  // check_args refused it already
         check_map_param(at, *q, d);
-        if (q->tensor_map) {
+        if (q->tensor_map || q->is_struct) {
           l.args.push_back(arg_of(s, *q));
+          if (q->is_struct) l.args.back().struct_bytes = d.array_bytes;
           break;
         }
         if (q->tensor && bits != 64)

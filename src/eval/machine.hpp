@@ -82,6 +82,9 @@ class Machine {
   // The memories of the arguments and module variables (machine_setup.cpp).
   void setup();
   void setup_tensor_maps();
+  void setup_structs();
+  std::uint32_t map_tensor(const std::string& name, const TensorMap& mp, const TensorArg& ta);
+  std::uint32_t tensor_memory(const TensorArg& ta, const std::string& what);
   // Whether an input element's symbol is made when something first reads it
   // (see fill_inputs).
   static constexpr bool kLazyInputs = std::is_same<D, SymbolicDomain>::value;
@@ -289,6 +292,10 @@ class Machine {
           v.kind = VKind::Ptr;
           v.buf = map_desc_buf_[o.index];
           v.i = o.imm;
+        } else if (a.is_struct) {  // the parameter's address (ld.param reads through it, machine_memory.cpp)
+          v.kind = VKind::Ptr;
+          v.buf = struct_buf_[o.index];
+          v.i = o.imm;
         } else {
           v.kind = VKind::Int;
           v.i = a.scalar;
@@ -368,6 +375,13 @@ class Machine {
     std::int64_t offset;
     std::uint32_t aff = 0;  // how the offset moves with the CTA index (Val::aff)
   };
+
+  // Whether register operand o holds an address in a by-value struct parameter.
+  bool is_struct_address(std::uint32_t t, const Operand& o) {
+    if (std::all_of(struct_buf_.begin(), struct_buf_.end(), [](std::uint32_t b) { return b == kNone; })) return false;
+    const Val<V> v = operand(t, o);
+    return v.kind == VKind::Ptr && std::find(struct_buf_.begin(), struct_buf_.end(), v.buf) != struct_buf_.end();
+  }
 
   Addr address(std::uint32_t t, const Operand& o) {
     if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf(t, o.index), o.imm};
@@ -928,7 +942,7 @@ class Machine {
                     const std::vector<std::int64_t>& coord, const Addr& s, unsigned span, std::uint32_t ra);
   void bulk_copy(std::uint32_t t, const Instr& in);
   void bulk_wait(std::uint32_t t, const Instr& in);
-  const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::uint32_t* arg);
+  const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name);
   void async_proxy_fence(std::uint32_t t);
   // Deadlock reports: the line for threads blocked on barrier `bar` (an
   // mbarrier index; kNone: barrier.cluster.wait), and the threads they wait for.
@@ -985,6 +999,15 @@ class Machine {
   std::vector<std::uint8_t> async_noted_;  // per pc: a warning note was made
   std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
   std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)
+  std::vector<std::uint32_t> struct_buf_;      // per parameter: the memory of a by-value struct (kNone: none)
+  std::vector<std::uint32_t> field_tensor_buf_;  // tensors made for maps and struct fields (collected as outputs)
+  // A tensor map inside a struct parameter: TMA names it by its address.
+  struct StructMap {
+    std::uint32_t buf, offset, tensor_buf;
+    const TensorMap* map;
+    std::string name;
+  };
+  std::vector<StructMap> struct_maps_;
 
   // ------------------------------------------------------------ clusters
   // Distributed shared memory and mapa (machine_cluster.cpp).

@@ -170,8 +170,11 @@ void Machine<D>::affine_access(std::uint32_t t, const Addr& a, const Memory<V>& 
   // table, initialized or not) holds the same values in every CTA, so an
   // access to it must not move, and a write to it is not placed (breaks).
   const bool global = m.space == Space::Global && !m.per_thread;
-  if (global && (a.aff != 0 || p_.code[pc_[t]].op != Opcode::Ld) &&
-      std::find(param_buf_.begin(), param_buf_.end(), a.buf) == param_buf_.end()) {
+  const auto tensor = [&](const std::vector<std::uint32_t>& bufs) {
+    return std::find(bufs.begin(), bufs.end(), a.buf) != bufs.end();
+  };
+  if (global && (a.aff != 0 || p_.code[pc_[t]].op != Opcode::Ld) && !tensor(param_buf_) &&
+      !tensor(field_tensor_buf_)) {  // a tensor a struct's pointer names is an argument's tensor too
     affine_break(t, a.aff != 0 ? "an address in the module data " + m.name + " depends on the CTA index"
                                : "a write to the module data " + m.name);
     return;

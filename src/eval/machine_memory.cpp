@@ -342,7 +342,13 @@ void Machine<D>::check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a
 
 template <class D>
 void Machine<D>::load(std::uint32_t t, const Instr& in) {
-  if (in.space == Space::Param) {
+  // ld.param of a by-value struct's field (at an offset of the parameter, or
+  // through a register holding its address) reads the struct's memory.
+  const bool struct_field =
+      in.space == Space::Param &&
+      (in.src[0].kind == Operand::Kind::Param ? l_.args[in.src[0].index].is_struct
+                                              : in.src[0].kind == Operand::Kind::Reg && is_struct_address(t, in.src[0]));
+  if (in.space == Space::Param && !struct_field) {
     if (in.src[0].kind == Operand::Kind::Param && l_.args[in.src[0].index].is_tensor_map)
       fail(DiagKind::Unsupported, t,
            "a load of the bytes of the tensor map '" + p_.params[in.src[0].index].name +
@@ -386,7 +392,10 @@ void Machine<D>::note_uninitialized(std::uint32_t t, const Memory<V>& m, std::si
   if (uninitialized_) return;
   Diagnostic d;
   d.kind = DiagKind::Uninitialized;
-  d.message = "read of " + m.name + "[" + std::to_string(m.element_of(c)) + "], which nothing has written";
+  d.message = m.space == Space::Param
+                  ? "read of byte " + std::to_string(m.byte_of(c)) + " of the by-value struct parameter " + m.name +
+                        ", which no field of the spec's \"struct\" covers (padding, or a field left out)"
+                  : "read of " + m.name + "[" + std::to_string(m.element_of(c)) + "], which nothing has written";
   d.loc = p_.code[pc_[t]].loc;
   d.threads = {t};
   d.buffer = m.name;

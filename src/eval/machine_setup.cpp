@@ -91,6 +91,7 @@ void Machine<D>::setup() {
     mem_.push_back(std::move(m));
   }
   setup_tensor_maps();
+  setup_structs();
   decl_buf_.assign(p_.buffers.size(), kNone);
   for (std::size_t i = 0; i < p_.buffers.size(); ++i) {
     const BufferDecl& b = p_.buffers[i];
@@ -180,72 +181,7 @@ void Machine<D>::setup_tensor_maps() {
     const LaunchArg& a = l_.args[i];
     if (!a.is_tensor_map) continue;
     const std::string& pname = p_.params[i].name;
-    const TensorMap& mp = a.map;
-    const TensorArg& ta = a.tensor;
-    const std::size_t rank = mp.dims.size();
-    const std::string what = "the tensor map '" + pname + "' (over '" + ta.name + "')";
-    if (rank < 1 || rank > 5) bad_launch(what + " has rank " + std::to_string(rank) + ": a tensor map has 1 to 5 dimensions");
-    if (mp.box.size() != rank || (!mp.strides.empty() && mp.strides.size() != rank - 1) ||
-        (!mp.element_strides.empty() && mp.element_strides.size() != rank))
-      bad_launch(what + " needs one box size and element stride per dimension and rank - 1 strides");
-    const std::uint64_t esize = dtype_bytes(ta.dtype);
-    std::uint64_t last = 0;  // the last byte an element of the map's dims can reach
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (mp.dims[d] == 0 || mp.dims[d] > (std::uint64_t(1) << 32))
-        bad_launch(what + ": dimension " + std::to_string(d) + " must be between 1 and 2^32");
-      if (mp.box[d] == 0 || mp.box[d] > 256)
-        bad_launch(what + ": box size " + std::to_string(mp.box[d]) + " in dimension " + std::to_string(d) +
-                   " is not between 1 and 256 (cuTensorMapEncodeTiled)");
-      std::uint64_t stride = esize;
-      if (d > 0) {
-        if (mp.strides.empty()) {
-          stride = esize;
-          for (std::size_t e = 0; e < d; ++e) stride = mul_sat(stride, mp.dims[e]);
-        } else {
-          stride = mp.strides[d - 1];
-        }
-        if (stride % 16 != 0) bad_launch(what + ": global strides must be multiples of 16 bytes (cuTensorMapEncodeTiled)");
-      }
-      last += mul_sat(mp.dims[d] - 1, stride);
-    }
-    if ((mp.box[0] * esize) % 16 != 0)
-      bad_launch(what + ": the inner box dimension is " + std::to_string(mp.box[0] * esize) +
-                 " bytes, which must be a multiple of 16 (cuTensorMapEncodeTiled)");
-    // The tensor: one memory per tensor name.
-    std::uint32_t buf = kNone;
-    for (std::size_t j = 0; j < p_.params.size() && buf == kNone; ++j) {
-      const std::uint32_t b = j < i && map_tensor_buf_[j] != kNone ? map_tensor_buf_[j] : param_buf_[j];
-      if (b != kNone && mem_[b].name == ta.name) buf = b;
-    }
-    if (buf != kNone) {
-      const Memory<V>& m = mem_[buf];
-      if (m.dtype != ta.dtype || m.elements() != ta.elements() || m.role != ta.role)
-        bad_launch(what + " and another argument name the tensor '" + ta.name +
-                   "' with a different dtype, shape or role: they must describe one tensor");
-    } else {
-      Memory<V> m;
-      m.name = ta.name;
-      m.space = Space::Global;
-      m.dtype = ta.dtype;
-      m.role = ta.role;
-      const std::uint64_t elements = ta.elements();
-      reserve_cells(m, "tensor '" + m.name + "'", elements);
-      typed(m, elements, std::uint32_t(esize));
-      m.cells.resize(m.ncells);
-      if (o_.check_races) m.shadow.resize(m.ncells);
-      if (ta.init != TensorInit::Default && m.role == Role::In)
-        bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
-      if (ta.init == TensorInit::Value)
-        fill_value(m, ta);
-      else if (m.role == Role::In || m.role == Role::InOut || ta.init == TensorInit::Input)
-        fill_inputs(m);
-      buf = std::uint32_t(mem_.size());
-      mem_.push_back(std::move(m));
-    }
-    if (last + esize > mem_[buf].bytes)
-      bad_launch(what + ": its dimensions and strides reach byte " + std::to_string(last + esize) + " of '" + ta.name +
-                 "', which has " + std::to_string(mem_[buf].bytes) + " bytes");
-    map_tensor_buf_[i] = buf;
+    map_tensor_buf_[i] = map_tensor(pname, a.map, a.tensor);
     // The descriptor: 128 bytes (a .param .b8 [128]) that only TMA reads.
     Memory<V> d;
     d.name = pname;
@@ -257,6 +193,157 @@ void Machine<D>::setup_tensor_maps() {
     d.pending.assign(16, kMapCell);
     map_desc_buf_[i] = std::uint32_t(mem_.size());
     mem_.push_back(std::move(d));
+  }
+}
+
+// The memory of the tensor a map (named `name` in messages) views, after
+// the checks cuTensorMapEncodeTiled makes.
+template <class D>
+std::uint32_t Machine<D>::map_tensor(const std::string& name, const TensorMap& mp, const TensorArg& ta) {
+  const std::size_t rank = mp.dims.size();
+  const std::string what = "the tensor map '" + name + "' (over '" + ta.name + "')";
+  if (rank < 1 || rank > 5) bad_launch(what + " has rank " + std::to_string(rank) + ": a tensor map has 1 to 5 dimensions");
+  if (mp.box.size() != rank || (!mp.strides.empty() && mp.strides.size() != rank - 1) ||
+      (!mp.element_strides.empty() && mp.element_strides.size() != rank))
+    bad_launch(what + " needs one box size and element stride per dimension and rank - 1 strides");
+  const std::uint64_t esize = dtype_bytes(ta.dtype);
+  std::uint64_t last = 0;  // the last byte an element of the map's dims can reach
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (mp.dims[d] == 0 || mp.dims[d] > (std::uint64_t(1) << 32))
+      bad_launch(what + ": dimension " + std::to_string(d) + " must be between 1 and 2^32");
+    if (mp.box[d] == 0 || mp.box[d] > 256)
+      bad_launch(what + ": box size " + std::to_string(mp.box[d]) + " in dimension " + std::to_string(d) +
+                 " is not between 1 and 256 (cuTensorMapEncodeTiled)");
+    std::uint64_t stride = esize;
+    if (d > 0) {
+      if (mp.strides.empty()) {
+        stride = esize;
+        for (std::size_t e = 0; e < d; ++e) stride = mul_sat(stride, mp.dims[e]);
+      } else {
+        stride = mp.strides[d - 1];
+      }
+      if (stride % 16 != 0) bad_launch(what + ": global strides must be multiples of 16 bytes (cuTensorMapEncodeTiled)");
+    }
+    last += mul_sat(mp.dims[d] - 1, stride);
+  }
+  if ((mp.box[0] * esize) % 16 != 0)
+    bad_launch(what + ": the inner box dimension is " + std::to_string(mp.box[0] * esize) +
+               " bytes, which must be a multiple of 16 (cuTensorMapEncodeTiled)");
+  const std::uint32_t buf = tensor_memory(ta, what);
+  if (last + esize > mem_[buf].bytes)
+    bad_launch(what + ": its dimensions and strides reach byte " + std::to_string(last + esize) + " of '" + ta.name +
+               "', which has " + std::to_string(mem_[buf].bytes) + " bytes");
+  return buf;
+}
+
+// The memory of tensor `ta`: one per tensor name, made by the first
+// argument (a pointer, a map, a struct's field) that names it; the others
+// must describe it alike.
+template <class D>
+std::uint32_t Machine<D>::tensor_memory(const TensorArg& ta, const std::string& what) {
+  auto named = [&](std::uint32_t b) { return b != kNone && mem_[b].name == ta.name; };
+  std::uint32_t buf = kNone;
+  for (const std::vector<std::uint32_t>* list : {&param_buf_, &map_tensor_buf_, &field_tensor_buf_})
+    for (std::uint32_t b : *list)
+      if (buf == kNone && named(b)) buf = b;
+  if (buf != kNone) {
+    const Memory<V>& m = mem_[buf];
+    if (m.dtype != ta.dtype || m.elements() != ta.elements() || m.role != ta.role)
+      bad_launch(what + " and another argument name the tensor '" + ta.name +
+                 "' with a different dtype, shape or role: they must describe one tensor");
+    return buf;
+  }
+  Memory<V> m;
+  m.name = ta.name;
+  m.space = Space::Global;
+  m.dtype = ta.dtype;
+  m.role = ta.role;
+  const std::uint64_t elements = ta.elements();
+  reserve_cells(m, "tensor '" + m.name + "'", elements);
+  typed(m, elements, std::uint32_t(dtype_bytes(ta.dtype)));
+  m.cells.resize(m.ncells);
+  if (o_.check_races) m.shadow.resize(m.ncells);
+  if (ta.init != TensorInit::Default && m.role == Role::In)
+    bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
+  if (ta.init == TensorInit::Value)
+    fill_value(m, ta);
+  else if (m.role == Role::In || m.role == Role::InOut || ta.init == TensorInit::Input)
+    fill_inputs(m);
+  buf = std::uint32_t(mem_.size());
+  mem_.push_back(std::move(m));
+  field_tensor_buf_.push_back(buf);  // collected with the arguments' tensors (run_program.cpp)
+  return buf;
+}
+
+// By-value struct parameters (LaunchArg::is_struct, CUTLASS's Params): each
+// is a read-only .param memory of its bytes, which ld.param at an offset and
+// generic loads through its address (cvta.param) read. A field holds its
+// scalar, a pointer to its tensor, or (for TMA, which finds it by address)
+// a tensor map, whose 128 bytes no plain access may read; bytes no field
+// covers are undefined. PTX ISA, "Kernel Function Parameters": kernel
+// parameters are read-only, addressable through ld.param, and through
+// generic addresses after cvta.param (sm_70 and later).
+template <class D>
+void Machine<D>::setup_structs() {
+  struct_buf_.assign(p_.params.size(), kNone);
+  for (std::size_t i = 0; i < p_.params.size(); ++i) {
+    const LaunchArg& a = l_.args[i];
+    if (!a.is_struct) continue;
+    const std::string& pname = p_.params[i].name;
+    if (a.struct_bytes != 0 && p_.params[i].array_bytes != a.struct_bytes)
+      bad_launch("the struct given for parameter '" + pname + "' has " + std::to_string(a.struct_bytes) +
+                 " bytes, but the parameter has " + std::to_string(p_.params[i].array_bytes));
+    // The granule: the narrowest field (a wider access joins cells).
+    std::uint32_t g = 8;
+    for (const LaunchArg::Field& f : a.layout)
+      if (f.bytes < g) g = f.bytes;
+    Memory<V> m;
+    m.name = pname;
+    m.space = Space::Param;
+    m.dtype = g == 1 ? DType::B8 : g == 2 ? DType::B16 : g == 4 ? DType::B32 : DType::B64;
+    m.read_only = true;
+    m.bytes = p_.params[i].array_bytes;
+    m.set_granule(g);
+    m.set_unit(g);
+    m.cells.resize(m.ncells);
+    if (o_.check_races) m.shadow.resize(m.ncells);
+    for (std::size_t k = 0; k < a.layout.size(); ++k) {
+      const LaunchArg::Field& f = a.layout[k];
+      const LaunchArg& fa = a.fields[k];
+      if (std::uint64_t(f.offset) + f.bytes > m.bytes || f.offset % f.bytes != 0 ||
+          (k > 0 && a.layout[k - 1].offset + a.layout[k - 1].bytes > f.offset))
+        bad_launch("field '" + f.name + "' of the struct '" + pname + "' at byte " + std::to_string(f.offset) +
+                   " does not fit (past the end, misaligned or overlapping the field before)");
+      const std::size_t c0 = f.offset >> m.gshift, cn = f.bytes >> m.gshift;
+      if (fa.is_tensor_map) {
+        // buf: the struct's memory, pushed below (map_tensor may push the tensor's first)
+        const std::uint32_t tensor = map_tensor(f.name, fa.map, fa.tensor);
+        struct_maps_.push_back(StructMap{kNone, f.offset, tensor, &fa.map, f.name});
+        if (m.pending.empty()) m.pending.assign(m.ncells, 0);
+        for (std::size_t c = c0; c < c0 + cn; ++c) m.pending[c] = kMapCell;
+        continue;
+      }
+      Val<V> v;
+      if (fa.is_tensor) {
+        v.kind = VKind::Ptr;
+        v.buf = tensor_memory(fa.tensor, "field '" + f.name + "' of the struct '" + pname + "'");
+        v.i = 0;
+      } else if (fa.null_pointer) {
+        v.kind = VKind::Int;
+        v.i = 0;
+      } else if (fa.symbolic) {
+        v.kind = VKind::Float;
+        v.f = d_.input(fa.tensor.name, 0);
+      } else {
+        v.kind = VKind::Int;
+        v.i = fa.scalar;
+      }
+      pieces(v, f.bytes, g, 0, &m.cells[c0]);
+    }
+    struct_buf_[i] = std::uint32_t(mem_.size());
+    for (StructMap& sm : struct_maps_)
+      if (sm.buf == kNone) sm.buf = struct_buf_[i];
+    mem_.push_back(std::move(m));
   }
 }
 

@@ -48,7 +48,7 @@ void next_box_index(const TensorMap& mp, std::vector<std::uint32_t>& idx) {
 // The tensor map an operand [map, ..] names: the parameter's address (or a
 // register holding it). *tensor_buf: the memory of its tensor.
 template <class D>
-const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::uint32_t* arg) {
+const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name) {
   const Addr a = address(t, o);
   for (std::uint32_t i = 0; i < map_desc_buf_.size(); ++i)
     if (map_desc_buf_[i] == a.buf) {
@@ -56,9 +56,24 @@ const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, st
         fail(DiagKind::Unsupported, t, "a TMA tensor-map operand at byte " + std::to_string(a.offset) + " of the map '" +
                                            p_.params[i].name + "' (it must be the map's address)");
       *tensor_buf = map_tensor_buf_[i];
-      *arg = i;
+      *name = p_.params[i].name;
       return l_.args[i].map;
     }
+  // A map inside a by-value struct: the address of its first byte.
+  bool in_struct = false;
+  for (const StructMap& sm : struct_maps_) {
+    if (sm.buf != a.buf) continue;
+    in_struct = true;
+    if (a.offset == std::int64_t(sm.offset)) {
+      *tensor_buf = sm.tensor_buf;
+      *name = sm.name;
+      return *sm.map;
+    }
+  }
+  if (in_struct || std::find(struct_buf_.begin(), struct_buf_.end(), a.buf) != struct_buf_.end())
+    fail(DiagKind::Unsupported, t,
+         "a TMA tensor-map operand at byte " + std::to_string(a.offset) + " of the struct parameter '" + mem_[a.buf].name +
+             "', where the spec gives no tensor map (a \"tensor_map\" field at that offset)");
   fail(DiagKind::Unsupported, t,
        "a TMA tensor-map operand that points into '" + mem_[a.buf].name +
            "', not to a CUtensorMap parameter (give the parameter as a tensor map in the launch)");
@@ -76,9 +91,9 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   const std::size_t dims = in.mode;
   const Operand& map_op = load ? in.src[1] : in.src[0];
   const std::size_t first = load ? 3 : 2;  // the first coordinate
-  std::uint32_t tbuf = kNone, arg = 0;
-  const TensorMap& mp = tensor_map_of(t, map_op, &tbuf, &arg);
-  const std::string pname = p_.params[arg].name;
+  std::uint32_t tbuf = kNone;
+  std::string pname;
+  const TensorMap& mp = tensor_map_of(t, map_op, &tbuf, &pname);
   if (mp.dims.size() != dims)
     bad_launch("the " + std::to_string(dims) + "-d TMA at " + in.loc.with_source() + " uses the tensor map '" + pname +
                "', which has " + std::to_string(mp.dims.size()) + " dimensions");

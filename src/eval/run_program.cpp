@@ -69,8 +69,9 @@ RunResult<D> Machine<D>::run() {
 template <class D>
 void Machine<D>::collect(RunResult<D>& r) {
   std::vector<std::uint32_t> bufs = param_buf_;
-  for (std::uint32_t b : map_tensor_buf_)  // tensors only tensor maps name (machine_setup.cpp), once each
-    if (b != kNone && std::find(bufs.begin(), bufs.end(), b) == bufs.end()) bufs.push_back(b);
+  for (const auto* more : {&map_tensor_buf_, &field_tensor_buf_})  // tensors only maps or structs name, once each
+    for (std::uint32_t b : *more)
+      if (b != kNone && std::find(bufs.begin(), bufs.end(), b) == bufs.end()) bufs.push_back(b);
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     if (bufs[i] == kNone) continue;
     Memory<V>& m = mem_[bufs[i]];  // read_cell() makes the symbols of inputs never read

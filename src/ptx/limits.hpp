@@ -22,6 +22,9 @@ constexpr std::uint64_t kKB = 1024;
 constexpr std::uint64_t kStaticShared = 48 * kKB;     // statically sized .shared per CTA, every target
 constexpr std::uint64_t kLocalPerThread = 512 * kKB;  // .local per thread, every target
 constexpr std::uint64_t kConstant = 64 * kKB;         // .const data, every target
+// A kernel's parameters, all together: 32764 bytes from Volta on with CUDA
+// 12.1 (CUDA C++ Programming Guide, "Function Parameters"; 4 KB before).
+constexpr std::uint64_t kMaxParamBytes = 32764;
 
 // Where a message says the numbers come from.
 inline const char* source() {

@@ -152,10 +152,12 @@ class Lowering final : public KernelLowering {
     for (const Param& prm : k_.params) {
       ParamDecl d;
       d.name = prm.name;
-      // A 128-byte array is a CUtensorMap passed by value (const __grid_constant__
-      // CUtensorMap): its launch argument is a tensor map (the spec checks that).
-      if (prm.type == ".struct" && prm.array_bytes != 128)
-        fail(prm.loc, "by-value struct parameters are not supported ('" + prm.name + "')");
+      // A .b8 array is a by-value struct (CUTLASS's Params), or at 128 bytes
+      // a CUtensorMap (const __grid_constant__ CUtensorMap): the launch gives
+      // its fields or its map (the spec checks which).
+      if (prm.type == ".struct" && (prm.array_bytes == 0 || prm.array_bytes > limits::kMaxParamBytes))
+        fail(prm.loc, "the by-value parameter '" + prm.name + "' has " + std::to_string(prm.array_bytes) +
+                          " bytes; a kernel's parameters take at most " + std::to_string(limits::kMaxParamBytes));
       if (prm.type != ".struct" && !parse_dtype(prm.type, &d.dtype)) unknown_type(prm.loc, "parameter", prm.type);
       d.pointer = prm.pointer_hint;
       d.array_bytes = std::uint32_t(prm.array_bytes);
