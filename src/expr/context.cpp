@@ -901,46 +901,63 @@ void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>
 
 std::optional<std::vector<Expr>> ExprContext::shift_symbols(
     const std::vector<Expr>& roots, const std::function<std::int64_t(const std::string&)>& shift) {
-  // The nodes below the roots, operands first (handle order).
-  const std::vector<std::uint32_t> todo = nodes_below(*this, roots, [](std::uint32_t) { return false; });
+  // CTA classes call this once per (class, shift) group, on a store that
+  // holds every representative's outputs and every group's images: a table
+  // the size of the store per call made a grid of many groups quadratic
+  // (issue 31). So the walk and the images are keyed by the ids the roots
+  // reach, in a hash map, and a call costs what its roots hold.
+  detail::FlatMap64 image;  // node -> its image (UINT32_MAX until made)
+  std::vector<std::uint32_t> todo, stack;
+  auto reach = [&](std::uint32_t id) {
+    if (image.find(id)) return;
+    image.insert(id, UINT32_MAX);
+    stack.push_back(id);
+  };
+  for (Expr r : roots)
+    if (r.valid()) reach(r.id);
+  while (!stack.empty()) {
+    const std::uint32_t id = stack.back();
+    stack.pop_back();
+    todo.push_back(id);
+    for (Expr c : children(Expr{id})) reach(c.id);
+  }
+  // Operands have smaller ids than the nodes that use them: handle order
+  // maps every operand before its users.
+  std::sort(todo.begin(), todo.end());
   if (!unindexed_.empty()) index_unindexed();
-  std::vector<std::uint32_t> image(nodes_.size(), UINT32_MAX);  // node -> its image
-  std::unordered_map<std::uint32_t, std::int64_t> moves;         // name id -> shift
+  std::unordered_map<std::uint32_t, std::int64_t> moves;  // name id -> shift
   std::vector<std::uint32_t> kids;
   for (const std::uint32_t id : todo) {
     const Node n = nodes_[id];  // a copy: interning may move the table
+    std::uint32_t to_id = id;
     if (n.op == Op::Symbol) {
       auto m = moves.find(n.a);
       if (m == moves.end()) m = moves.emplace(n.a, shift(names_[n.a])).first;
       const std::int64_t to = std::int64_t(n.b) + m->second;
       if (to < 0 || to > std::int64_t(UINT32_MAX - 1)) return std::nullopt;
-      image[id] = m->second == 0 ? id : intern_indexed(Op::Symbol, n.aux, nullptr, 0, n.a, std::uint32_t(to)).id;
-      continue;
+      if (m->second != 0) to_id = intern_indexed(Op::Symbol, n.aux, nullptr, 0, n.a, std::uint32_t(to)).id;
+    } else if (n.n != 0) {
+      // A renaming is one to one, so no operands become equal or like
+      // terms: the node is the same node on the images, its commutative
+      // operands sorted again (as import_node does). Constants, infinities
+      // and named values (no operands) are their own images.
+      kids.clear();
+      bool same = true;
+      for (std::uint32_t i = 0; i < n.n; ++i) {
+        const std::uint32_t k = kids_[n.a + i];
+        kids.push_back(*image.find(k));
+        same = same && kids.back() == k;
+      }
+      if (!same) {
+        if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
+        to_id = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
+      }
     }
-    if (n.n == 0) {
-      image[id] = id;  // constants, infinities, named values
-      continue;
-    }
-    // A renaming is one to one, so no operands become equal or like terms:
-    // the node is the same node on the images, its commutative operands
-    // sorted again (as import_node does).
-    kids.clear();
-    bool same = true;
-    for (std::uint32_t i = 0; i < n.n; ++i) {
-      const std::uint32_t k = kids_[n.a + i];
-      kids.push_back(image[k]);
-      same = same && kids.back() == k;
-    }
-    if (same) {
-      image[id] = id;
-      continue;
-    }
-    if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
-    image[id] = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
+    image.insert(id, to_id);
   }
   std::vector<Expr> out;
   out.reserve(roots.size());
-  for (Expr r : roots) out.push_back(r.valid() ? Expr{image[r.id]} : r);
+  for (Expr r : roots) out.push_back(r.valid() ? Expr{*image.find(r.id)} : r);
   return out;
 }
 
