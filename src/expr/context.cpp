@@ -39,6 +39,13 @@ const char* cmp_symbol(Cmp c) {
 }
 
 struct ExprContext::Memo {
+  // shift_symbols' marks and images, one slot per node, each stamped with
+  // the call that wrote it (epoch << 32 | image): a call reads and writes
+  // only the slots of the nodes its roots reach, never clears the table,
+  // and keeps array speed where a hash map cost a third more on a grid of
+  // large groups.
+  std::vector<std::uint64_t> shift_slots;
+  std::uint32_t shift_epoch = 0;
   // The last result of add/mul on each (a, b), direct-mapped: the threads of
   // a CTA recomputing the same running max and sum repeat the same
   // operations, which then skip canonicalization and the node table.
@@ -903,14 +910,22 @@ std::optional<std::vector<Expr>> ExprContext::shift_symbols(
     const std::vector<Expr>& roots, const std::function<std::int64_t(const std::string&)>& shift) {
   // CTA classes call this once per (class, shift) group, on a store that
   // holds every representative's outputs and every group's images: a table
-  // the size of the store per call made a grid of many groups quadratic
-  // (issue 31). So the walk and the images are keyed by the ids the roots
-  // reach, in a hash map, and a call costs what its roots hold.
-  detail::FlatMap64 image;  // node -> its image (UINT32_MAX until made)
+  // the size of the store made and cleared per call made a grid of many
+  // groups quadratic (issue 31). The epoch-stamped slots of the Memo cost a
+  // call what its roots reach (growing the table is paid once, by the
+  // nodes that make the store grow).
+  std::vector<std::uint64_t>& slots = memo_->shift_slots;
+  if (slots.size() < nodes_.size()) slots.resize(nodes_.size(), 0);
+  if (++memo_->shift_epoch == 0) {  // after 2^32 calls: stale stamps could match again
+    std::fill(slots.begin(), slots.end(), 0);
+    memo_->shift_epoch = 1;
+  }
+  const std::uint64_t stamp = std::uint64_t(memo_->shift_epoch) << 32;
+  auto image = [&](std::uint32_t id) { return std::uint32_t(slots[id]); };
   std::vector<std::uint32_t> todo, stack;
   auto reach = [&](std::uint32_t id) {
-    if (image.find(id)) return;
-    image.insert(id, UINT32_MAX);
+    if ((slots[id] & ~std::uint64_t(UINT32_MAX)) == stamp) return;
+    slots[id] = stamp | UINT32_MAX;
     stack.push_back(id);
   };
   for (Expr r : roots)
@@ -945,7 +960,7 @@ std::optional<std::vector<Expr>> ExprContext::shift_symbols(
       bool same = true;
       for (std::uint32_t i = 0; i < n.n; ++i) {
         const std::uint32_t k = kids_[n.a + i];
-        kids.push_back(*image.find(k));
+        kids.push_back(image(k));
         same = same && kids.back() == k;
       }
       if (!same) {
@@ -953,11 +968,11 @@ std::optional<std::vector<Expr>> ExprContext::shift_symbols(
         to_id = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
       }
     }
-    image.insert(id, to_id);
+    slots[id] = stamp | to_id;
   }
   std::vector<Expr> out;
   out.reserve(roots.size());
-  for (Expr r : roots) out.push_back(r.valid() ? Expr{*image.find(r.id)} : r);
+  for (Expr r : roots) out.push_back(r.valid() ? Expr{image(r.id)} : r);
   return out;
 }
 
