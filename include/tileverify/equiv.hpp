@@ -112,6 +112,10 @@ struct Spec {
 struct SpecResult {
   std::optional<Spec> spec;
   std::string error;  // "file: what is wrong" when spec is empty
+  // The deadline passed while reading (load_spec with a deadline): no
+  // spec, and `error` says what reading was doing; a time-out, not an error
+  // of the spec.
+  bool timed_out = false;
 };
 SpecResult load_spec(const std::string& path);
 SpecResult parse_spec(const std::string& json_text, const std::string& path);
@@ -121,6 +125,10 @@ SpecResult parse_spec(const std::string& json_text, const std::string& path);
 // declares; naming a size it does not declare, or a value that is not a
 // positive integer, is an error of the spec.
 SpecResult load_spec(const std::string& path, const std::map<std::string, std::int64_t>& sizes);
+// The same, bounded by `deadline` (a check's, counted from its start:
+// reading and checking a large spec counts against it too).
+SpecResult load_spec(const std::string& path, const std::map<std::string, std::int64_t>& sizes,
+                     const std::optional<std::chrono::steady_clock::time_point>& deadline);
 SpecResult parse_spec(const std::string& json_text, const std::string& path,
                       const std::map<std::string, std::int64_t>& sizes);
 
@@ -148,6 +156,11 @@ struct SizeSuite {
   std::vector<std::string> names;  // the spec's size names, in its order (for printing)
   std::vector<SizeCase> cases;
   std::string error;  // the spec itself could not be read (no cases then)
+  bool timed_out = false;  // ... because plan_suite's deadline passed (error says where)
+  // Fills in a case of `cases` (its spec, or why it is skipped or an
+  // error) from the spec as read once; nothing for a case filled already.
+  // Set by plan_suite; load_suite has called it on every case.
+  std::function<void(SizeCase&)> evaluate;
 };
 enum class SuiteKind : std::uint8_t {
   Boundary,  // boundary_sizes of the spec's "sizes" and "tiles"
@@ -156,6 +169,11 @@ enum class SuiteKind : std::uint8_t {
 // The suite of the spec at `path`; `sizes` overrides its defaults first
 // (the base that boundary combinations and "suite" entries vary).
 SizeSuite load_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes = {});
+// The suite with its cases' sizes alone, each to be evaluated when it is
+// run (SizeSuite::evaluate): a suite of 10^5 sizes starts at once, and a
+// deadline (which bounds reading the spec) can stop it between sizes.
+SizeSuite plan_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes = {},
+                     const std::optional<std::chrono::steady_clock::time_point>& deadline = std::nullopt);
 
 // Trap: a kernel reached trap / a failed assert() (unsafe, exit code 2 like a race).
 // BarrierDivergence: only under Spec::strict (unsafe, exit code 2).

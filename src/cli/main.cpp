@@ -185,15 +185,19 @@ std::string sizes_label(const std::map<std::string, std::int64_t>& sizes, const 
 // boundary combination the spec cannot take is skipped, with the reason,
 // and counts for nothing; a case of the spec's own "suite" that cannot be
 // evaluated is an error (exit 4), since its author asked for it.
+// The deadline (the command's) bounds reading the spec and every size; the
+// sizes it leaves are not run, and counted as unknown.
 int run_suite(const std::string& spec_path, bool boundary, const std::map<std::string, std::int64_t>& sizes, bool as_json,
+              const std::optional<std::chrono::steady_clock::time_point>& deadline,
               const std::function<Report(const tileverify::Spec&, std::string*)>& run) {
   const char* kind = boundary ? "boundary" : "suite";
   const std::string suite_name = boundary ? "boundary suite" : "suite";
   tileverify::SizeSuite suite;
   Report failed = [&] {
     try {
-      suite = tileverify::load_suite(spec_path, boundary ? tileverify::SuiteKind::Boundary : tileverify::SuiteKind::Listed,
-                                     sizes);
+      suite = tileverify::plan_suite(spec_path, boundary ? tileverify::SuiteKind::Boundary : tileverify::SuiteKind::Listed,
+                                     sizes, deadline);
+      if (suite.timed_out) return unknown_report(suite.error, true);
       return suite.error.empty() ? Report{} : error_report(suite.error, spec_path);
     } catch (const std::exception& e) {
       return error_report(std::string("the suite could not be made: ") + e.what(), spec_path);
@@ -210,8 +214,18 @@ int run_suite(const std::string& spec_path, bool boundary, const std::map<std::s
   std::map<std::string, std::string> first_at;  // verdict other than a pass -> its first sizes
   std::string worst_verdict;  // the first case of the worst exit code
   std::string json = "{\n\"suite\": \"" + std::string(kind) + "\",\n\"cases\": [";
+  std::size_t not_run = 0;  // sizes left when the deadline passed
   for (std::size_t i = 0; i < suite.cases.size(); ++i) {
-    const tileverify::SizeCase& c = suite.cases[i];
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      not_run = suite.cases.size() - i;
+      break;
+    }
+    tileverify::SizeCase& c = suite.cases[i];
+    try {
+      suite.evaluate(c);
+    } catch (const std::exception& e) {
+      c.error = spec_path + ": the size could not be made: " + e.what();
+    }
     const std::string label = sizes_label(c.sizes, suite.names);
     std::string sizes_json = "{";
     for (const auto& kv : c.sizes)
@@ -269,6 +283,25 @@ int run_suite(const std::string& spec_path, bool boundary, const std::map<std::s
       json += ", \"verdict\": " + json_string(verdict) + ", \"report\": " + body + "}";
     }
   }
+  if (not_run) {
+    // Unknown, not skipped: these sizes are the spec's, and nothing was
+    // said about them.
+    const std::string why = std::to_string(not_run) + " of the " + std::to_string(suite.cases.size()) +
+                            " sizes not run: the time limit (--timeout) was reached before them";
+    if (ran == 0 || 3 > worst) {
+      worst = 3;
+      worst_verdict = "unknown";
+    }
+    if (!first_at.count("unknown")) first_at["unknown"] = sizes_label(suite.cases[suite.cases.size() - not_run].sizes, suite.names);
+    if (!as_json) std::printf("%s\n", why.c_str());
+    json += std::string(suite.cases.size() > not_run ? "," : "") + "\n{\"not_run\": " + std::to_string(not_run) +
+            ", \"verdict\": \"unknown\", \"why\": " + json_string(why) + "}";
+    if (ran == 0) {
+      Report r = unknown_report(why, true);
+      if (as_json) print(r, true, "");
+      return 3;
+    }
+  }
   if (ran == 0) {
     // Nothing verified is no pass.
     Report r = error_report(spec_path + ": every size of the " + suite_name + " was skipped (" + std::to_string(skipped) +
@@ -280,12 +313,13 @@ int run_suite(const std::string& spec_path, bool boundary, const std::map<std::s
   std::string summary;
   for (const auto& kv : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(kv.second) + " " + kv.first;
   if (as_json) {
-    json += "\n],\n\"sizes_run\": " + std::to_string(ran) + ",\n\"sizes_skipped\": " + std::to_string(skipped) +
+    json += "\n],\n\"sizes_run\": " + std::to_string(ran) + ",\n\"sizes_skipped\": " + std::to_string(skipped) + ",\n\"sizes_not_run\": " + std::to_string(not_run) +
             ",\n\"verdict\": " + json_string(worst_verdict) + "\n}\n";
     std::fputs(json.c_str(), stdout);
     return worst;
   }
   if (skipped) summary += "; " + std::to_string(skipped) + " skipped";
+  if (not_run) summary += "; " + std::to_string(not_run) + " not run (time limit)";
   std::printf("%s of %s: %zu sizes run: %s\n", suite_name.c_str(), spec_path.c_str(), ran, summary.c_str());
   // The reports themselves: one rerun at those sizes gives the whole of it.
   for (const auto& kv : first_at) {
@@ -383,6 +417,9 @@ int run_test(const std::string& spec_path, const std::optional<bool>& boundary,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --timeout counts from here, the process's start: reading the options,
+  // the spec (10^5 suite entries) and the PTX are part of the check's time.
+  const auto start = std::chrono::steady_clock::now();
 #if defined(__GLIBC__)
   // Every kernel run (one per CTA with "ctas": "all", one per payload input)
   // allocates its memories and frees them at its end. Blocks of a few MB went
@@ -559,9 +596,8 @@ int main(int argc, char** argv) {
     std::_Exit(code);
   }
 
-  // One deadline for the whole command, from its start: reading the spec
-  // and the PTX count against it too.
-  const auto start = std::chrono::steady_clock::now();
+  // One deadline for the whole command, from the process's start: reading
+  // the spec and the PTX count against it too.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout > 0)
     deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -656,15 +692,17 @@ int main(int argc, char** argv) {
   };
 
   if (shapes_text)
-    return run_suite(spec_path, shapes_boundary, sizes, as_json, [&](const tileverify::Spec& spec, std::string* headline) {
-      return guarded([&] { return run_spec(spec); }, headline);
-    });
+    return run_suite(spec_path, shapes_boundary, sizes, as_json, deadline,
+                     [&](const tileverify::Spec& spec, std::string* headline) {
+                       return guarded([&] { return run_spec(spec); }, headline);
+                     });
 
   std::string headline;
   std::optional<tileverify::Spec> used;  // the spec checked, for --gpu
   Report report = guarded(
       [&] {
-        auto loaded = sizes.empty() ? tileverify::load_spec(spec_path) : tileverify::load_spec(spec_path, sizes);
+        auto loaded = tileverify::load_spec(spec_path, sizes, deadline);
+        if (loaded.timed_out) return unknown_report(loaded.error, true);
         if (!loaded.spec) return error_report(loaded.error, spec_path);
         used = loaded.spec;
         return run_spec(*loaded.spec);

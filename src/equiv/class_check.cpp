@@ -56,7 +56,9 @@ std::optional<std::int64_t> shift_of(const KernelClasses& k, const Cover& cv, co
 // are equal iff R∘s_a = O∘s_b, iff R∘(s_a - s_b) = O (apply the inverse
 // renaming s_b to both sides): one comparison per distinct
 // (representatives' elements, s_a - s_b), whatever the number of elements.
-Plan plan(const KernelClasses& a, const KernelClasses& b) {
+// None when the deadline passes first (a 1024^3 GEMM has a million elements).
+std::optional<Plan> plan(const KernelClasses& a, const KernelClasses& b,
+                         const std::optional<std::chrono::steady_clock::time_point>& deadline) {
   Plan p;
   for (const KernelClasses* k : {&a, &b})
     for (const CtaClass& cl : k->classes)
@@ -73,6 +75,7 @@ Plan plan(const KernelClasses& a, const KernelClasses& b) {
     const std::vector<Cover>& xs = xi == a.covers.end() ? kNone : xi->second;
     const std::vector<Cover>& ys = yi == b.covers.end() ? kNone : yi->second;
     for (std::uint64_t e = 0; e < std::max(xs.size(), ys.size()); ++e) {
+      if (e % 4096 == 0 && past(deadline)) return std::nullopt;
       const Cover ca = e < xs.size() ? xs[e] : Cover{}, cb = e < ys.size() ? ys[e] : Cover{};
       const bool wa = ca.cls != Cover::kNoClass, wb = cb.cls != Cover::kNoClass;
       if (!wa && !wb) continue;
@@ -190,7 +193,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     ks.push_back(sharded ? run_classes(programs[i], launches[i], concrete, run)
                          : run_classes(programs[i], launches[i], dom, run));
     KernelClasses& k = ks.back();
-    if (k.fallback.empty() && k.diagnostics.empty()) spread(programs[i], launches[i], k);
+    if (k.fallback.empty() && k.diagnostics.empty()) spread(programs[i], launches[i], k, run.deadline);
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = k.stats;
     if (!k.fallback.empty()) {
@@ -211,7 +214,12 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   KernelClasses& b = ks[1];
   const std::string& ref_name = kernels[0].second;
   const std::string& opt_name = kernels[1].second;
-  const Plan pl = plan(a, b);
+  const std::optional<Plan> planned = plan(a, b, limits->deadline);
+  if (!planned) {
+    time_ran_out(r, "while pairing the output elements of both kernels' CTA classes");
+    return r;
+  }
+  const Plan& pl = *planned;
   // The representatives' outputs a shard needs, run symbolically now.
   auto need = [&](std::size_t k, std::uint32_t cls) -> bool {
     CtaClass& cl = ks[k].classes[cls];
@@ -284,7 +292,17 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   std::vector<std::pair<Expr, Expr>> pairs(mine.size());
   std::map<std::pair<std::uint32_t, std::vector<std::int64_t>>, std::vector<std::size_t>> groups;
   for (std::size_t j = 0; j < mine.size(); ++j) groups[{pl.comparisons[mine[j]].ca.cls, pl.comparisons[mine[j]].d}].push_back(j);
+  std::size_t group = 0;
   for (const auto& [g, members] : groups) {
+    // Each group renames a representative's outputs: in a grid whose CTAs
+    // write to the wrong places there is a group per distinct shift, so the
+    // deadline is read per group (issue 31: 426 s under --timeout 300).
+    if (past(limits->deadline)) {
+      time_ran_out(r, "while renaming the CTA classes' outputs for the comparisons (after " + std::to_string(group) +
+                          " of " + std::to_string(groups.size()) + " (class, shift) groups)");
+      return r;
+    }
+    ++group;
     std::vector<Expr> roots;
     for (std::size_t j : members) roots.push_back(value(a, pl.comparisons[mine[j]].ca, pl.comparisons[mine[j]].name));
     const std::vector<std::int64_t>& d = g.second;
@@ -292,16 +310,41 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
       auto it = std::find(pl.tensors.begin(), pl.tensors.end(), t);
       return it == pl.tensors.end() ? std::int64_t(0) : d[std::size_t(it - pl.tensors.begin())];
     });
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      const Comparison& o = pl.comparisons[mine[members[m]]];
-      if (moved) {
+    if (moved) {
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const Comparison& o = pl.comparisons[mine[members[m]]];
         pairs[members[m]] = {(*moved)[m], value(b, o.cb, o.name)};
-        continue;
       }
-      // Moved below element 0: compare at the element itself.
-      const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
-      if (!x || !y) throw std::runtime_error("an output element's inputs leave the index range");
-      pairs[members[m]] = {*x, *y};
+      continue;
+    }
+    // Moved below element 0: compare at the elements themselves, each side
+    // moved by its own member's shifts, one renaming per member for all its
+    // elements in the group.
+    for (const bool ref_side : {true, false}) {
+      const KernelClasses& k = ref_side ? a : b;
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> by_member;
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const Cover& cv = ref_side ? pl.comparisons[mine[members[m]]].ca : pl.comparisons[mine[members[m]]].cb;
+        by_member[{cv.cls, cv.member}].push_back(m);
+      }
+      for (const auto& [who, ms] : by_member) {
+        if (past(limits->deadline)) {
+          time_ran_out(r, "while renaming the CTA classes' outputs for the comparisons (in group " +
+                              std::to_string(group) + " of " + std::to_string(groups.size()) + ")");
+          return r;
+        }
+        const Cover& first = ref_side ? pl.comparisons[mine[members[ms.front()]]].ca
+                                      : pl.comparisons[mine[members[ms.front()]]].cb;
+        std::vector<Expr> own;
+        for (std::size_t m : ms) {
+          const Comparison& o = pl.comparisons[mine[members[m]]];
+          own.push_back(value(k, ref_side ? o.ca : o.cb, o.name));
+        }
+        const auto at = c.shift_symbols(own, [&](const std::string& t) { return shift_of(k, first, t).value_or(0); });
+        if (!at) throw std::runtime_error("an output element's inputs leave the index range");
+        for (std::size_t i = 0; i < ms.size(); ++i)
+          (ref_side ? pairs[members[ms[i]]].first : pairs[members[ms[i]]].second) = (*at)[i];
+      }
     }
   }
   std::vector<Diagnostic> reading_notes;

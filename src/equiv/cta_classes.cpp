@@ -44,15 +44,18 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
   RunOptions opts = run_options(limits);
   opts.record_touches = true;
   std::uint64_t done = 0;
+  auto out_of_time = [&](const std::string& doing) {
+    Diagnostic d;
+    d.kind = DiagKind::Limit;
+    d.message = "time limit reached " + doing + " after running " + std::to_string(k.classes.size()) +
+                " CTA classes, which hold " + std::to_string(done) + " of the " + std::to_string(total) +
+                " CTAs of the grid";
+    k.diagnostics.push_back(d);
+  };
   for (std::uint64_t start = 0; start < total; ++start) {
     if (cls[start] != Cover::kNoClass) continue;
     if (past(limits.deadline)) {
-      Diagnostic d;
-      d.kind = DiagKind::Limit;
-      d.message = "time limit reached after running " + std::to_string(k.classes.size()) +
-                  " CTA classes, which hold " + std::to_string(done) + " of the " + std::to_string(total) +
-                  " CTAs of the grid";
-      k.diagnostics.push_back(d);
+      out_of_time("while finding CTA classes,");
       return k;
     }
     const Dim3 rep{std::uint32_t(start % grid.x), std::uint32_t(start / grid.x % grid.y),
@@ -90,6 +93,11 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
     }
     const std::uint32_t id = std::uint32_t(k.classes.size());
     for (std::uint64_t j = start; j < total; ++j) {
+      // Up to 2^28 CTAs to test against the class: the deadline holds here too.
+      if ((j - start) % 4096 == 4095 && past(limits.deadline)) {
+        out_of_time("while finding the members of the class of " + cta_name(rep) + ",");
+        return k;
+      }
       if (cls[j] != Cover::kNoClass) continue;
       const Dim3 m{std::uint32_t(j % grid.x), std::uint32_t(j / grid.x % grid.y), std::uint32_t(j / grid.x / grid.y)};
       if (j != start && !c.log->translates_to(m)) continue;
@@ -117,7 +125,8 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
 template KernelClasses run_classes(const Program&, Launch, SymbolicDomain&, const RunLimits&);
 template KernelClasses run_classes(const Program&, Launch, ConcreteDomain&, const RunLimits&);
 
-void spread(const Program& p, const Launch& l, KernelClasses& k) {
+void spread(const Program& p, const Launch& l, KernelClasses& k,
+            const std::optional<std::chrono::steady_clock::time_point>& deadline) {
   (void)p;
   // The tensors some CTA writes: every touch of theirs, by which CTA.
   std::map<std::string, std::uint64_t> sizes;
@@ -158,6 +167,14 @@ void spread(const Program& p, const Launch& l, KernelClasses& k) {
       for (std::uint64_t e = 0; e < ts->second.size(); ++e)
         if (ts->second[e].kinds) touched.push_back(e);
       for (std::uint32_t mi = 0; mi < c.members.size(); ++mi) {
+        if (mi % 256 == 255 && past(deadline)) {
+          Diagnostic d;
+          d.kind = DiagKind::Limit;
+          d.message = "time limit reached while placing the elements of " + name + " that the CTAs of " +
+                      std::to_string(k.classes.size()) + " CTA classes write";
+          k.diagnostics.push_back(d);
+          return;
+        }
         const std::uint64_t who = linear(c.members[mi], l.grid) + 1;
         auto sh = c.shifts[mi].find(name);
         const std::int64_t s = sh == c.shifts[mi].end() ? 0 : sh->second;

@@ -8,6 +8,7 @@
 
 #include "../eval/cta_affine.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,8 +60,10 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
 
 // The element maps (.covers) of every output, and the test that no element
 // one CTA writes is touched by another (else .fallback: the grid run then
-// reports the race between them, exactly).
-void spread(const Program& p, const Launch& l, KernelClasses& k);
+// reports the race between them, exactly). Past the deadline: a Limit
+// diagnostic in .diagnostics instead.
+void spread(const Program& p, const Launch& l, KernelClasses& k,
+            const std::optional<std::chrono::steady_clock::time_point>& deadline);
 
 // One line per class for reports: "CTA (0,0,0) and 960 more (x 0-30, y 0-30)".
 std::vector<CtaClassSummary> summarize(const KernelClasses& k, const std::string& kernel);

@@ -20,10 +20,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -390,27 +392,70 @@ std::optional<std::size_t> too_deep(const std::string& text) {
   return std::nullopt;
 }
 
+// Reading a spec (a 64 MiB one takes seconds) counts against the check's
+// deadline (docs/cli.md, --timeout): past it, reading stops with the stage
+// it was in, and the result is a time-out, not an error of the spec.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+struct SpecTimeout {
+  std::string stage;  // "parsing its JSON"
+};
+void check_deadline(const Deadline& deadline, const std::string& stage) {
+  if (deadline && std::chrono::steady_clock::now() > *deadline) throw SpecTimeout{stage};
+}
+
+// The first key that appears twice in one object, found by a pass of events
+// over the text. (nlohmann's parser callback would do it in the parse, but
+// it scans the enclosing array at the end of every object, which made a
+// "suite" of 10^5 entries take 27 s: issue 31.) Reads the deadline every
+// few thousand events.
+class DuplicateKeys : public nlohmann::json_sax<json> {
+ public:
+  explicit DuplicateKeys(const Deadline& deadline) : deadline_(deadline) {}
+  std::string duplicate;
+  bool null() override { return tick(); }
+  bool boolean(bool) override { return tick(); }
+  bool number_integer(number_integer_t) override { return tick(); }
+  bool number_unsigned(number_unsigned_t) override { return tick(); }
+  bool number_float(number_float_t, const string_t&) override { return tick(); }
+  bool string(string_t&) override { return tick(); }
+  bool binary(binary_t&) override { return tick(); }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return tick();
+  }
+  bool key(string_t& k) override {
+    if (!keys_.empty() && !keys_.back().insert(k).second && duplicate.empty()) duplicate = k;
+    return tick();
+  }
+  bool end_object() override {
+    if (!keys_.empty()) keys_.pop_back();
+    return tick();
+  }
+  bool start_array(std::size_t) override { return tick(); }
+  bool end_array() override { return tick(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool tick() {
+    if (++events_ % 4096 == 0) check_deadline(deadline_, "parsing its JSON");
+    return true;
+  }
+  const Deadline& deadline_;
+  std::vector<std::set<std::string>> keys_;  // the keys of each open object
+  std::uint64_t events_ = 0;
+};
+
 // The text as JSON. Duplicate keys are refused: nlohmann keeps the last one
 // silently, and a spec with two "shape"s is a mistake whichever one wins.
-json parse_json(const std::string& text) {
+json parse_json(const std::string& text, const Deadline& deadline = std::nullopt) {
   if (auto at = too_deep(text))
     fail(line_column(text, *at) + ": lists and objects nested more than " + std::to_string(kMaxDepth) +
          " deep; a spec nests 4 deep");
-  std::vector<std::set<std::string>> keys;  // the keys of each open object
-  std::string duplicate;
-  json::parser_callback_t watch = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    else if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string() &&
-             !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
   json j;
   bool refused = false;
   std::size_t byte = 0;
   try {
-    j = json::parse(text, watch);
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     refused = true;
     byte = e.byte;
@@ -424,8 +469,11 @@ json parse_json(const std::string& text) {
       fail(line_column(text, p->at) + ": not valid JSON: " + p->what);
     fail(line_column(text, byte ? byte - 1 : 0) + ": not valid JSON");
   }
-  if (!duplicate.empty())
-    fail("the key " + json_quoted(duplicate) + " appears twice in one object (one would silently replace the other)");
+  check_deadline(deadline, "parsing its JSON");
+  DuplicateKeys dup(deadline);
+  json::sax_parse(text, &dup);
+  if (!dup.duplicate.empty())
+    fail("the key " + json_quoted(dup.duplicate) + " appears twice in one object (one would silently replace the other)");
   return j;
 }
 
@@ -1373,7 +1421,7 @@ void must_be_size(const std::string& key, const std::string& where, const SizeMa
        (nearest.empty() ? "" : " (did you mean \"" + nearest + "\"?)") + "; the sizes are " + names_text(sizes));
 }
 
-SizesDecl sizes_decl_of(const json& j, const std::string& text) {
+SizesDecl sizes_decl_of(const json& j, const std::string& text, const Deadline& deadline = std::nullopt) {
   SizesDecl d;
   if (!j.contains("sizes")) {
     for (const char* key : {"tiles", "suite"})
@@ -1416,6 +1464,9 @@ SizesDecl sizes_decl_of(const json& j, const std::string& text) {
     if (!l.is_array() || l.empty()) fail("\"suite\" is " + shown(l) + ": it must be " + rule);
     d.has_suite = true;
     for (std::size_t i = 0; i < l.size(); ++i) {
+      if (i % 4096 == 4095)
+        check_deadline(deadline, "checking its \"suite\" (at entry " + std::to_string(i) + " of " +
+                                     std::to_string(l.size()) + ")");
       const std::string where = "suite[" + std::to_string(i) + "]";
       if (!l[i].is_object()) fail(field(where) + " is " + shown(l[i]) + ": \"suite\" is " + rule);
       SizeMap entry;
@@ -1513,15 +1564,29 @@ void substitute_sizes(json& j, const SizeMap& sizes) {
   }
 }
 
-Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRef>* refs,
-             const SizeMap& overrides) {
+// The spec's JSON, checked to be an object of known keys, and its sizes.
+struct ParsedSpec {
+  json j;
+  SizesDecl sizes;
+};
+ParsedSpec parsed_spec(const std::string& text, const Deadline& deadline) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("is empty (a spec is a JSON object)");
-  json j = parse_json(text);
+  ParsedSpec ps;
+  ps.j = parse_json(text, deadline);
+  const json& j = ps.j;
   if (!j.is_object()) fail("the spec is " + shown(j) + ", " + what_kind(j) + ": it must be a JSON object, {...}");
   only_keys(j, "the spec",
             {"kernel", "ref", "opt", "grid", "cluster", "cta", "ctas", "params", "expect", "description", "strict",
              "sizes", "tiles", "suite"});
-  const SizesDecl sizes = sizes_decl_of(j, text);
+  ps.sizes = sizes_decl_of(j, text, deadline);
+  check_deadline(deadline, "checking its sizes");
+  return ps;
+}
+
+// The Spec of parsed JSON `j` (which it changes: the sizes are put in) at
+// the sizes `overrides`.
+Spec spec_at(json& j, const SizesDecl& sizes, const std::string& path, std::vector<PtxRef>* refs,
+             const SizeMap& overrides) {
   Spec s;
   if (sizes.present) {
     s.sizes = sizes_with(sizes, overrides);
@@ -1609,11 +1674,28 @@ Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRe
   return s;
 }
 
-SpecResult parse_with(const std::string& text, const std::string& path, std::vector<PtxRef>* refs,
-                      const SizeMap& overrides = {}) {
+Spec spec_of(const std::string& text, const std::string& path, std::vector<PtxRef>* refs, const SizeMap& overrides,
+             const Deadline& deadline) {
+  ParsedSpec ps = parsed_spec(text, deadline);
+  return spec_at(ps.j, ps.sizes, path, refs, overrides);
+}
+
+// A reading that ran out of time: no spec, and the stage it was in.
+SpecResult timed_out(const std::string& path, const SpecTimeout& t) {
+  SpecResult r;
+  r.timed_out = true;
+  r.error = "time limit reached while reading the spec " + path + " (" + t.stage + ")";
+  return r;
+}
+
+// f() (which makes r.spec) with the errors of a spec as SpecResult's.
+template <class F>
+SpecResult spec_result(const std::string& path, F&& f) {
   SpecResult r;
   try {
-    r.spec = spec_of(text, path, refs, overrides);
+    f(r);
+  } catch (const SpecTimeout& t) {
+    return timed_out(path, t);
   } catch (const SpecError& e) {
     // "file:1:5: not valid JSON" joins without a space, as compilers write it.
     bool located = !e.message.empty() && std::isdigit(static_cast<unsigned char>(e.message[0]));
@@ -1625,6 +1707,11 @@ SpecResult parse_with(const std::string& text, const std::string& path, std::vec
               " of the JSON reader; please report it with the spec file)";
   }
   return r;
+}
+
+SpecResult parse_with(const std::string& text, const std::string& path, std::vector<PtxRef>* refs,
+                      const SizeMap& overrides = {}, const Deadline& deadline = std::nullopt) {
+  return spec_result(path, [&](SpecResult& r) { r.spec = spec_of(text, path, refs, overrides, deadline); });
 }
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
@@ -2005,14 +2092,35 @@ std::string read_spec_text(const std::string& path, std::string* text) {
   return "";
 }
 
-SpecResult load_with(const std::string& path, const SizeMap& overrides) {
+// The spec at `path`, read and parsed once: the spec at `overrides`, and
+// the parsed JSON without its "suite" (what a suite's sizes are made from:
+// copying a list of 10^5 entries per size made --shapes suite quadratic).
+struct ReadSpec {
+  SpecResult base;
+  std::shared_ptr<const ParsedSpec> parsed;
+};
+ReadSpec read_spec(const std::string& path, const SizeMap& overrides, const Deadline& deadline) {
+  ReadSpec out;
   std::string text;
   std::string unreadable = read_spec_text(path, &text);
-  if (!unreadable.empty()) return SpecResult{std::nullopt, unreadable};
+  if (!unreadable.empty()) {
+    out.base.error = unreadable;
+    return out;
+  }
   std::error_code ec;
   std::vector<PtxRef> refs;
-  SpecResult r = parse_with(text, path, &refs, overrides);
-  if (!r.spec) return r;
+  std::shared_ptr<ParsedSpec> parsed;
+  SpecResult& r = out.base;
+  r = spec_result(path, [&](SpecResult& into) {
+    check_deadline(deadline, "reading the file");
+    parsed = std::make_shared<ParsedSpec>(parsed_spec(text, deadline));
+    parsed->j.erase("suite");
+    json j = parsed->j;
+    into.spec = spec_at(j, parsed->sizes, path, &refs, overrides);
+    check_deadline(deadline, "checking its fields");
+  });
+  if (!r.spec) return out;
+  out.parsed = parsed;
   // The PTX files are read later, by the check; a wrong path is a mistake in
   // the spec, so it is reported now, saying where relative paths start.
   fs::path base = fs::path(path).parent_path();
@@ -2033,9 +2141,17 @@ SpecResult load_with(const std::string& path, const SizeMap& overrides) {
       if (!ptx) error = "cannot read " + json_quoted(ref.as_written) + " (" + errno_text(errno) + ")" + from;
       else std::fclose(ptx);
     }
-    if (!error.empty()) return SpecResult{std::nullopt, path + ": " + field(ref.field) + ": " + error};
+    if (!error.empty()) {
+      out.base = SpecResult{std::nullopt, path + ": " + field(ref.field) + ": " + error};
+      out.parsed.reset();
+      return out;
+    }
   }
-  return r;
+  return out;
+}
+
+SpecResult load_with(const std::string& path, const SizeMap& overrides, const Deadline& deadline = std::nullopt) {
+  return read_spec(path, overrides, deadline).base;
 }
 
 // "file: message" -> "message", where the suite's line already says which spec.
@@ -2049,6 +2165,10 @@ std::string without_path(const std::string& error, const std::string& path) {
 SpecResult load_spec(const std::string& path) { return load_with(path, {}); }
 SpecResult load_spec(const std::string& path, const std::map<std::string, std::int64_t>& sizes) {
   return load_with(path, sizes);
+}
+SpecResult load_spec(const std::string& path, const std::map<std::string, std::int64_t>& sizes,
+                     const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  return load_with(path, sizes, deadline);
 }
 
 std::vector<std::map<std::string, std::int64_t>> boundary_sizes(const std::map<std::string, std::int64_t>& defaults,
@@ -2086,28 +2206,18 @@ std::vector<std::map<std::string, std::int64_t>> boundary_sizes(const std::map<s
   return out;
 }
 
-SizeSuite load_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes) {
+SizeSuite plan_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes,
+                     const std::optional<std::chrono::steady_clock::time_point>& deadline) {
   SizeSuite suite;
   // The spec at the base sizes first: its errors (and a missing PTX file)
   // are the spec's, not one combination's.
-  SpecResult base = load_with(path, sizes);
-  if (!base.spec) {
-    suite.error = base.error;
+  ReadSpec read = read_spec(path, sizes, deadline);
+  if (!read.base.spec) {
+    suite.error = read.base.error;
+    suite.timed_out = read.base.timed_out;
     return suite;
   }
-  std::string text;
-  suite.error = read_spec_text(path, &text);
-  if (!suite.error.empty()) return suite;
-  SizesDecl decl;
-  try {
-    decl = sizes_decl_of(parse_json(text), text);
-  } catch (const SpecError& e) {
-    suite.error = path + ": " + e.message;  // read once already: only a file changed since could get here
-    return suite;
-  } catch (const json::exception&) {
-    suite.error = path + ": the spec could not be read again (it changed while tileverify read it?)";
-    return suite;
-  }
+  const SizesDecl& decl = read.parsed->sizes;
   suite.names = decl.order;
   std::vector<SizeMap> combinations;
   if (kind == SuiteKind::Boundary) {
@@ -2116,28 +2226,44 @@ SizeSuite load_suite(const std::string& path, SuiteKind kind, const std::map<std
                            "\"sizes\": {\"N\": 1024}";
       return suite;
     }
-    combinations = boundary_sizes(base.spec->sizes, decl.tiles, internal::kDefaultTile);
+    combinations = boundary_sizes(read.base.spec->sizes, decl.tiles, internal::kDefaultTile);
   } else {
     if (!decl.has_suite) {
       suite.error = path + ": the spec has no \"suite\": a list of sizes to run, like \"suite\": [{\"M\": 1}, "
                            "{\"M\": 65, \"K\": 17}]";
       return suite;
     }
+    combinations.reserve(decl.suite.size());
     for (const SizeMap& entry : decl.suite) {
-      SizeMap m = base.spec->sizes;
+      SizeMap m = read.base.spec->sizes;
       for (const auto& kv : entry) m[kv.first] = kv.second;
       combinations.push_back(std::move(m));
     }
   }
-  for (const SizeMap& m : combinations) {
+  suite.cases.reserve(combinations.size());
+  for (SizeMap& m : combinations) {
     SizeCase c;
-    c.sizes = m;
-    SpecResult r = parse_with(text, path, nullptr, m);
+    c.sizes = std::move(m);
+    suite.cases.push_back(std::move(c));
+  }
+  // Each size from the JSON parsed above, without reading the file again.
+  std::shared_ptr<const ParsedSpec> parsed = read.parsed;
+  suite.evaluate = [parsed, path, kind](SizeCase& c) {
+    if (c.spec || !c.skipped.empty() || !c.error.empty()) return;
+    SpecResult r = spec_result(path, [&](SpecResult& into) {
+      json j = parsed->j;
+      into.spec = spec_at(j, parsed->sizes, path, nullptr, c.sizes);
+    });
     if (r.spec) c.spec = std::move(r.spec);
     else if (kind == SuiteKind::Boundary) c.skipped = without_path(r.error, path);
     else c.error = r.error;
-    suite.cases.push_back(std::move(c));
-  }
+  };
+  return suite;
+}
+
+SizeSuite load_suite(const std::string& path, SuiteKind kind, const std::map<std::string, std::int64_t>& sizes) {
+  SizeSuite suite = plan_suite(path, kind, sizes);
+  for (SizeCase& c : suite.cases) suite.evaluate(c);
   return suite;
 }
 

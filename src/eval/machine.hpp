@@ -120,6 +120,12 @@ class Machine {
   void reserve(const std::string& what, std::uint64_t count, std::uint64_t each);
   void reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells);
   void check_limits(std::uint32_t t);
+  // v resized to n in steps, the deadline read between them: a 2048 x 2048
+  // tensor's cells and shadow take seconds to set up on a busy machine
+  // (issue 31), and `what` names the memory if time runs out.
+  template <class T>
+  void grow_until_deadline(std::vector<T>& v, std::uint64_t n, const std::string& what);
+  void setup_deadline(const std::string& what) const;
   // A taken branch into code from which no path reaches ret, trap or the
   // end of the kernel: the thread can never finish, which ends the run at
   // once instead of at the step or time limit.

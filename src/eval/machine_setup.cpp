@@ -9,6 +9,11 @@
 
 namespace tileverify::machine {
 
+namespace {
+// Elements set up between two readings of the deadline: a few milliseconds.
+constexpr std::uint64_t kSetupStep = std::uint64_t(1) << 18;
+}  // namespace
+
 // ------------------------------------------------------------ setup
 
 template <class D>
@@ -78,8 +83,8 @@ void Machine<D>::setup() {
     const std::uint64_t elements = a.tensor.elements();
     reserve_cells(m, "tensor '" + m.name + "'", elements);
     typed(m, elements, std::uint32_t(dtype_bytes(m.dtype)));
-    m.cells.resize(m.ncells);
-    if (o_.check_races) m.shadow.resize(m.ncells);
+    grow_until_deadline(m.cells, m.ncells, "tensor '" + m.name + "'");
+    if (o_.check_races) grow_until_deadline(m.shadow, m.ncells, "tensor '" + m.name + "'");
     const TensorArg& ta = a.tensor;
     if (ta.init != TensorInit::Default && m.role == Role::In)
       bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
@@ -121,8 +126,8 @@ void Machine<D>::setup() {
       m.init.clear();
       m.role = Role::In;
       reserve_cells(m, "tensor '" + m.name + "'", m.ncells);
-      m.cells.resize(m.ncells);
-      if (o_.check_races) m.shadow.resize(m.ncells);
+      grow_until_deadline(m.cells, m.ncells, "tensor '" + m.name + "'");
+      if (o_.check_races) grow_until_deadline(m.shadow, m.ncells, "tensor '" + m.name + "'");
       fill_inputs(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -357,6 +362,7 @@ void Machine<D>::fill_inputs(Memory<V>& m) {
   const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
   m.lazy_inputs = kLazyInputs;
   for (std::uint64_t e = 0; e < m.ncells; ++e) {  // cells of the dtype's size: cell e is element e
+    if (e % kSetupStep == kSetupStep - 1) setup_deadline("tensor '" + m.name + "'");
     m.cells[e].kind = ints ? VKind::Data : VKind::Float;
     if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
   }
@@ -403,6 +409,24 @@ void Machine<D>::fill_initial(Memory<V>& m) {
 }
 
 // ------------------------------------------------------------ limits
+
+template <class D>
+void Machine<D>::setup_deadline(const std::string& what) const {
+  if (o_.deadline && std::chrono::steady_clock::now() > *o_.deadline)
+    throw Stop{limit_diag("time limit reached while setting up the memory of " + what +
+                          " (before the run's first instruction)")};
+}
+
+template <class D>
+template <class T>
+void Machine<D>::grow_until_deadline(std::vector<T>& v, std::uint64_t n, const std::string& what) {
+  setup_deadline(what);
+  v.reserve(std::size_t(n));  // one allocation; the pages are touched (and paid for) as the steps fill them
+  while (v.size() < n) {
+    v.resize(std::size_t(std::min<std::uint64_t>(n, v.size() + kSetupStep)));
+    setup_deadline(what);
+  }
+}
 
 template <class D>
 std::string Machine<D>::bytes_text(std::uint64_t b) {

@@ -39,6 +39,13 @@ const char* cmp_symbol(Cmp c) {
 }
 
 struct ExprContext::Memo {
+  // shift_symbols' marks and images, one slot per node, each stamped with
+  // the call that wrote it (epoch << 32 | image): a call reads and writes
+  // only the slots of the nodes its roots reach, never clears the table,
+  // and keeps array speed where a hash map cost a third more on a grid of
+  // large groups.
+  std::vector<std::uint64_t> shift_slots;
+  std::uint32_t shift_epoch = 0;
   // The last result of add/mul on each (a, b), direct-mapped: the threads of
   // a CTA recomputing the same running max and sum repeat the same
   // operations, which then skip canonicalization and the node table.
@@ -901,46 +908,71 @@ void ExprContext::import_below(const ExprContext& other, const std::vector<Expr>
 
 std::optional<std::vector<Expr>> ExprContext::shift_symbols(
     const std::vector<Expr>& roots, const std::function<std::int64_t(const std::string&)>& shift) {
-  // The nodes below the roots, operands first (handle order).
-  const std::vector<std::uint32_t> todo = nodes_below(*this, roots, [](std::uint32_t) { return false; });
+  // CTA classes call this once per (class, shift) group, on a store that
+  // holds every representative's outputs and every group's images: a table
+  // the size of the store made and cleared per call made a grid of many
+  // groups quadratic (issue 31). The epoch-stamped slots of the Memo cost a
+  // call what its roots reach (growing the table is paid once, by the
+  // nodes that make the store grow).
+  std::vector<std::uint64_t>& slots = memo_->shift_slots;
+  if (slots.size() < nodes_.size()) slots.resize(nodes_.size(), 0);
+  if (++memo_->shift_epoch == 0) {  // after 2^32 calls: stale stamps could match again
+    std::fill(slots.begin(), slots.end(), 0);
+    memo_->shift_epoch = 1;
+  }
+  const std::uint64_t stamp = std::uint64_t(memo_->shift_epoch) << 32;
+  auto image = [&](std::uint32_t id) { return std::uint32_t(slots[id]); };
+  std::vector<std::uint32_t> todo, stack;
+  auto reach = [&](std::uint32_t id) {
+    if ((slots[id] & ~std::uint64_t(UINT32_MAX)) == stamp) return;
+    slots[id] = stamp | UINT32_MAX;
+    stack.push_back(id);
+  };
+  for (Expr r : roots)
+    if (r.valid()) reach(r.id);
+  while (!stack.empty()) {
+    const std::uint32_t id = stack.back();
+    stack.pop_back();
+    todo.push_back(id);
+    for (Expr c : children(Expr{id})) reach(c.id);
+  }
+  // Operands have smaller ids than the nodes that use them: handle order
+  // maps every operand before its users.
+  std::sort(todo.begin(), todo.end());
   if (!unindexed_.empty()) index_unindexed();
-  std::vector<std::uint32_t> image(nodes_.size(), UINT32_MAX);  // node -> its image
-  std::unordered_map<std::uint32_t, std::int64_t> moves;         // name id -> shift
+  std::unordered_map<std::uint32_t, std::int64_t> moves;  // name id -> shift
   std::vector<std::uint32_t> kids;
   for (const std::uint32_t id : todo) {
     const Node n = nodes_[id];  // a copy: interning may move the table
+    std::uint32_t to_id = id;
     if (n.op == Op::Symbol) {
       auto m = moves.find(n.a);
       if (m == moves.end()) m = moves.emplace(n.a, shift(names_[n.a])).first;
       const std::int64_t to = std::int64_t(n.b) + m->second;
       if (to < 0 || to > std::int64_t(UINT32_MAX - 1)) return std::nullopt;
-      image[id] = m->second == 0 ? id : intern_indexed(Op::Symbol, n.aux, nullptr, 0, n.a, std::uint32_t(to)).id;
-      continue;
+      if (m->second != 0) to_id = intern_indexed(Op::Symbol, n.aux, nullptr, 0, n.a, std::uint32_t(to)).id;
+    } else if (n.n != 0) {
+      // A renaming is one to one, so no operands become equal or like
+      // terms: the node is the same node on the images, its commutative
+      // operands sorted again (as import_node does). Constants, infinities
+      // and named values (no operands) are their own images.
+      kids.clear();
+      bool same = true;
+      for (std::uint32_t i = 0; i < n.n; ++i) {
+        const std::uint32_t k = kids_[n.a + i];
+        kids.push_back(image(k));
+        same = same && kids.back() == k;
+      }
+      if (!same) {
+        if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
+        to_id = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
+      }
     }
-    if (n.n == 0) {
-      image[id] = id;  // constants, infinities, named values
-      continue;
-    }
-    // A renaming is one to one, so no operands become equal or like terms:
-    // the node is the same node on the images, its commutative operands
-    // sorted again (as import_node does).
-    kids.clear();
-    bool same = true;
-    for (std::uint32_t i = 0; i < n.n; ++i) {
-      const std::uint32_t k = kids_[n.a + i];
-      kids.push_back(image[k]);
-      same = same && kids.back() == k;
-    }
-    if (same) {
-      image[id] = id;
-      continue;
-    }
-    if (n.op == Op::Add || n.op == Op::Mul || n.op == Op::Max || n.op == Op::Min) std::sort(kids.begin(), kids.end());
-    image[id] = intern_indexed(n.op, n.aux, kids.data(), n.n, 0, n.b).id;
+    slots[id] = stamp | to_id;
   }
   std::vector<Expr> out;
   out.reserve(roots.size());
-  for (Expr r : roots) out.push_back(r.valid() ? Expr{image[r.id]} : r);
+  for (Expr r : roots) out.push_back(r.valid() ? Expr{image(r.id)} : r);
   return out;
 }
 
