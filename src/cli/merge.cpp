@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -59,8 +60,11 @@ int exit_code(const std::string& v) {
 
 bool pass(const std::string& v) { return v == "equivalent" || v == "ok"; }
 
-// A value as a message shows it: its JSON, cut short.
+// A value as a message shows it: its JSON, cut short; arrays and objects by
+// their kind only (printing one walks all of it).
 std::string shown(const json& v) {
+  if (v.is_array()) return "[...]";
+  if (v.is_object()) return "{...}";
   std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
@@ -201,6 +205,29 @@ json evidence(const json& j, const std::string& file) {
   return e;
 }
 
+// How deep the arrays and objects of a JSON text nest (strings skipped).
+// Copying or printing a value recurses once per level: a report nested a
+// million levels deep would overflow the stack where merge copies its
+// evidence, so depth is checked on the text, before anything is built.
+std::size_t nesting(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 // Reads one report: every field merge uses, its type and range, and whether
 // the report agrees with itself. *ev: its evidence.
 Shard read_shard(const json& j, const std::string& file, json* ev) {
@@ -323,6 +350,11 @@ class Merger {
   // False (and the refusal in *error) when the report cannot be merged.
   bool add(const std::string& file, const std::string& text, std::string* error) {
     try {
+      // tileverify's reports nest 5 levels deep (a counterexample's input
+      // values); 64 leaves room for what later reports may add.
+      if (const std::size_t depth = nesting(text); depth > 64)
+        throw Refused{file + ": nested " + std::to_string(depth) + " levels deep; no report of a shard nests more "
+                             "than 64"};
       json j = json::parse(text, nullptr, false);
       if (j.is_discarded() || !j.is_object())
         throw Refused{file + ": not a JSON report (run each shard with --json and give merge those files)"};

@@ -202,6 +202,27 @@ TEST_CASE("merge: every field merge reads has its type and range") {
   r[1]["shard"]["plan"] = {5, "3"};
   refused(r, "r1.json: shard.plan[1]");
   refused({json::array()}, "r0.json: not a JSON report");
+  // A value nested a million levels deep crashed merge (a stack overflow
+  // printing it in a message, or copying the evidence), wherever it is:
+  // refused from the text, before parsing.
+  {
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    json at_index = shard(1), in_inputs = refuted(1);
+    at_index["shard"]["index"] = "DEEP";
+    in_inputs["counterexample"]["inputs"]["A"] = "DEEP";
+    for (const json& j : {at_index, in_inputs}) {
+      std::string text = j.dump();
+      text.replace(text.find("\"DEEP\""), 6, deep);
+      const MergeOutput o = merge_reports({{"r0.json", shard(0).dump()}, {"deep.json", text}}, false);
+      INFO(o.out);
+      CHECK(o.exit_code == 4);
+      CHECK(o.out.find("deep.json: nested 100000") != std::string::npos);
+    }
+  }
+  // Deep but allowed: arrays and objects in messages are shown by kind only.
+  r = four();
+  r[1]["shard"]["index"] = json::array({json::array({json::array({1})})});
+  refused(r, "r1.json: shard.index: an array ([...]), not a number");
   std::vector<MergeInput> garbage = {{"g.json", "{\"verdict\": "}};
   CHECK(merge_reports(garbage, false).exit_code == 4);
 }
