@@ -249,6 +249,13 @@ TEST_CASE("merge: a report that contradicts itself is refused") {
   r = four();
   r[2]["shard"]["comparisons_total"] = 9;
   refused(r, "r2.json: shard.plan: its pairs hold 8 comparisons");
+  // Pairs whose sum wraps around 2^64 to the total: 2^16 pairs of 2^48.
+  r = four();
+  json plan = json::array({131072});
+  for (int i = 0; i < 65536; ++i) plan.push_back(std::uint64_t(1) << 48);
+  r[0]["shard"]["plan"] = plan;
+  r[0]["shard"]["comparisons_total"] = 131072;
+  refused(r, "r0.json: shard.plan: its pairs hold more than 131072 comparisons");
   r = four();
   r[0]["verdict"] = "ok";  // a `check` verdict in an `equiv` report
   refused(r, "r0.json: verdict: ok is no verdict of `tileverify equiv`");
