@@ -143,7 +143,6 @@ std::vector<std::uint64_t> pair_sizes(const Plan& p) {
   return sizes;
 }
 
-
 }  // namespace
 
 std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why) {
