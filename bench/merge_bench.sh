@@ -29,7 +29,7 @@ while [ "$i" -lt "$n" ]; do
   fi
   i=$((i + 1))
 done
-echo "made $n shard reports in $(($(date +%s) - start)) s ($(du -sk "$dir" | cut -f1) KiB)"
+echo "made $n shard reports in $(($(date +%s) - start)) s ($(cat "$dir"/shard.*.json | wc -c) bytes)"
 for run in 1 2; do
   /usr/bin/time -v "$cli" merge "$dir"/shard.*.json > "$dir/merged.txt" 2> "$dir/time.txt"
   rc=$?
