@@ -38,4 +38,16 @@ expect "3 of its 4 shards" 3 "^UNKNOWN (3 of 4 shards" "$dir/smem32.0.json" "$di
 shards "$examples/grid/cta7.sizes.json" cta7
 expect "4 shards of the GEMM whose CTA 7 alone is wrong" 1 "first differing output: C\[" "$dir"/cta7.*.json
 expect "shards of two different checks" 4 "reports of different checks" "$dir/smem32.0.json" "$dir/cta7.1.json"
+# One spec, different commands or options: different checks too (issue 31:
+# a `check` shard 0 done whole and an `equiv` shard 1 that found a difference
+# merged to OK).
+vadd=$examples/../triton/sm80/vadd_offbyone.sizes.json
+"$cli" check --json --quiet --shard 0/2 "$vadd" > "$dir/vadd.check.0.json"
+"$cli" equiv --json --quiet --shard 1/2 "$vadd" > "$dir/vadd.equiv.1.json"
+expect "a check shard and an equiv shard of one spec" 4 'shard.check.command "equiv", but' \
+  "$dir/vadd.check.0.json" "$dir/vadd.equiv.1.json"
+"$cli" equiv --json --quiet --strict --shard 1/4 "$examples/scaling/smem32.sizes.json" --size M=100 --size N=100 \
+  --size K=40 > "$dir/smem32.strict.1.json"
+expect "a shard run with --strict among shards run without" 4 'shard.check.strict "true", but' \
+  "$dir/smem32.0.json" "$dir/smem32.strict.1.json" "$dir/smem32.2.json" "$dir/smem32.3.json"
 exit $fail

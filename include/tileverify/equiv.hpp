@@ -235,13 +235,23 @@ struct CtaClassSummary {
 // A shard's part of a sharded check (RunLimits::shard_count > 1).
 struct ShardInfo {
   unsigned index = 0, count = 1;
-  // The same for every shard of one check: the spec, its sizes and launches,
-  // and the PTX files (merge refuses reports of different checks).
+  // What makes a check one check, the same in every shard's report: the
+  // command ("equiv" or "check"), the options that change a verdict
+  // ("strict", "cta_classes"), digests of the spec file and each kernel's
+  // PTX, the kernels' names, the sizes. `tileverify merge` refuses reports
+  // that differ in any of them, naming it (docs/cli.md, "Sharding").
+  std::map<std::string, std::string> check{};
+  // A digest of `check`: one word to compare and show.
   std::string fingerprint;
   std::size_t comparisons_total = 0;  // of the whole check; this shard's are ReportStats::comparisons
   std::uint64_t elements_total = 0;   // output elements of the whole check
   // Nothing to split: shard 0 checked everything (one CTA, or CTA by CTA).
   bool whole = false;
+  // The comparisons of each (reference class, optimized class) pair of the
+  // plan, in the order the shares deal them: enough for merge to work out
+  // every shard's share and check each report's count against its index.
+  // Empty when the shard stopped before its plan (or has nothing to split).
+  std::vector<std::uint64_t> plan{};
 };
 
 struct Report {

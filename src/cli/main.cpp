@@ -538,7 +538,16 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 4;
   }
 
-  if (merge->parsed()) return cli::run_merge(merge_paths, as_json);
+  if (merge->parsed()) {
+    // run_merge turns every failure into a refusal itself; this is the last
+    // line should one ever escape it (an abort is never an answer).
+    try {
+      return cli::run_merge(merge_paths, as_json);
+    } catch (...) {
+      print(error_report("merge: internal error; please report it with the report files"), as_json, "");
+      return 4;
+    }
+  }
 
   // The option values, each checked; the first bad one is the answer.
   double timeout = cli::kDefaultTimeoutSeconds;
@@ -550,6 +559,10 @@ int main(int argc, char** argv) {
   if (bad.empty() && cta) bad = cli::parse_cta(*cta, &cta_dims);
   unsigned shard_index = 0, shard_count = 1;
   if (bad.empty() && shard_text) bad = cli::parse_shard(*shard_text, &shard_index, &shard_count);
+  // fpsan's trials are not split: a shard would run the whole check and
+  // say nothing of it (issue 31).
+  if (bad.empty() && shard_text && fpsan->parsed())
+    bad = "--shard is for equiv and check (a whole-grid check split over machines); fpsan runs whole: leave --shard out";
   if (bad.empty() && shard_text && shapes_text) bad = "--shard checks one size; it cannot be combined with --shapes";
   if (bad.empty() && shard_text && gpu) bad = "--shard cannot be combined with --gpu (run --gpu once, unsharded)";
   if (bad.empty() && threads_text)

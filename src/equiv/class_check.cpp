@@ -8,12 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -137,25 +133,20 @@ std::vector<std::size_t> share(const Plan& p, unsigned index, unsigned count) {
   return mine;
 }
 
+// The comparisons of each (reference class, optimized class) pair, in the
+// order share() deals the pairs (ShardInfo::plan).
+std::vector<std::uint64_t> pair_sizes(const Plan& p) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> pair_of;
+  std::vector<std::uint64_t> sizes;
+  for (const Comparison& o : p.comparisons) {
+    auto [it, fresh] = pair_of.emplace(std::make_pair(o.ca.cls, o.cb.cls), sizes.size());
+    if (fresh) sizes.push_back(0);
+    ++sizes[it->second];
+  }
+  return sizes;
+}
 
 }  // namespace
-
-std::string check_fingerprint(const Spec& spec) {
-  std::ostringstream os;
-  os << spec.all_ctas << ';';
-  for (const auto& [name, v] : spec.sizes) os << name << '=' << v << ';';
-  for (const KernelSpec* k : {spec.ref ? &*spec.ref : nullptr, spec.opt ? &*spec.opt : nullptr}) {
-    if (!k) continue;
-    std::ifstream in(k->ptx, std::ios::binary);
-    os << k->kernel << '|' << std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) << '|';
-  }
-  const std::string s = os.str();
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why) {
   Report r;
@@ -180,12 +171,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     programs.push_back(std::move(*p));
     launches.push_back(*l);
   }
-  if (sharded) {
-    r.shard = ShardInfo{};
-    r.shard->index = run.shard_index;
-    r.shard->count = run.shard_count;
-    r.shard->fingerprint = check_fingerprint(spec);
-  }
+  if (sharded) r.shard = shard_info(spec, run, limits != nullptr);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     auto t0 = std::chrono::steady_clock::now();
     // A shard finds the classes from concrete runs (cheaper: no expressions),
@@ -220,6 +206,13 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     return r;
   }
   const Plan& pl = *planned;
+  if (sharded) {
+    // Before the one-sided answer too: every report of a shard that got
+    // this far carries the plan, and merge checks they all carry the same.
+    r.shard->comparisons_total = pl.comparisons.size();
+    r.shard->elements_total = pl.elements;
+    r.shard->plan = pair_sizes(pl);
+  }
   // The representatives' outputs a shard needs, run symbolically now.
   auto need = [&](std::size_t k, std::uint32_t cls) -> bool {
     CtaClass& cl = ks[k].classes[cls];
@@ -275,11 +268,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   }
   std::vector<std::size_t> mine(pl.comparisons.size());
   for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = i;
-  if (sharded) {
-    mine = share(pl, run.shard_index, run.shard_count);
-    r.shard->comparisons_total = pl.comparisons.size();
-    r.shard->elements_total = pl.elements;
-  }
+  if (sharded) mine = share(pl, run.shard_index, run.shard_count);
   for (std::size_t i : mine) {
     if (!need(0, pl.comparisons[i].ca.cls) || !need(1, pl.comparisons[i].cb.cls)) return r;
     if (past(limits->deadline)) {

@@ -236,15 +236,20 @@ Report grid_check(const Spec& spec, const RunLimits& run, const DecideLimits* li
   if (run.cta_classes) {
     std::optional<Report> by_classes = class_check(spec, limits ? run : whole, limits, &unused);
     if (by_classes) {
-      if (sharded && !by_classes->shard)
-        by_classes->shard = ShardInfo{run.shard_index, run.shard_count, check_fingerprint(spec), 0, 0, true};
+      if (sharded && !by_classes->shard) {
+        by_classes->shard = shard_info(spec, run, limits != nullptr);
+        by_classes->shard->whole = true;
+      }
       return std::move(*by_classes);
     }
   }
   if (sharded && run.shard_index != 0) return nothing_to_do(spec, run, limits, unused);
   Report r = grid_check_each(spec, whole, limits);
   r.cta_classes_unused = unused;
-  if (sharded) r.shard = ShardInfo{0, run.shard_count, check_fingerprint(spec), 0, 0, true};
+  if (sharded) {
+    r.shard = shard_info(spec, run, limits != nullptr);
+    r.shard->whole = true;
+  }
   return r;
 }
 
@@ -252,7 +257,8 @@ Report nothing_to_do(const Spec& spec, const RunLimits& run, const DecideLimits*
   Report r;
   r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
   r.cta_classes_unused = why;
-  r.shard = ShardInfo{run.shard_index, run.shard_count, check_fingerprint(spec), 0, 0, true};
+  r.shard = shard_info(spec, run, limits != nullptr);
+  r.shard->whole = true;
   return r;
 }
 

@@ -47,9 +47,11 @@ DecideLimits read_constants(const DecideLimits& limits, const std::vector<Kernel
 // why in *why) when a kernel's grid has to be run CTA by CTA. limits: the
 // equivalence check's (none: `check`).
 std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why);
-// What makes the reports of the shards of one check one check's: the spec's
-// sizes, kernels and PTX files (class_check.cpp).
-std::string check_fingerprint(const Spec& spec);
+// A shard's ShardInfo before its plan (shard_info.cpp): its index and count,
+// and what makes the reports of the shards of one check one check's (the
+// command: equiv when `equiv`, else check; the options of `run` that change a
+// verdict; the spec file, its sizes, the kernels and their PTX files).
+ShardInfo shard_info(const Spec& spec, const RunLimits& run, bool equiv);
 
 // Both kernels of a pair spec, lowered, with their launches and report names;
 // none (and the reason in *r) when the spec is no pair or a kernel does not load.

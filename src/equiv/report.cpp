@@ -313,9 +313,11 @@ std::string Report::json() const {
     j["shard"] = {{"index", shard->index},
                   {"count", shard->count},
                   {"fingerprint", shard->fingerprint},
+                  {"check", shard->check},
                   {"comparisons_total", shard->comparisons_total},
                   {"elements_total", shard->elements_total},
-                  {"whole", shard->whole}};
+                  {"whole", shard->whole},
+                  {"plan", shard->plan}};
   if (mismatch) {
     nlohmann::json m;
     m["output"] = mismatch->output;
