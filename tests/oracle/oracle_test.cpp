@@ -314,6 +314,30 @@ TEST_CASE("oracle: the distributions look like themselves") {
     CHECK(std::any_of(nf.values.begin(), nf.values.end(), [](double v) { return std::isnan(v); }));
     CHECK(std::any_of(nf.values.begin(), nf.values.end(), [](double v) { return v == -kInf; }));
   }
+  SUBCASE("special values with the extremes scaled down (tileverify test's re-run of a hazard)") {
+    InputSpec s{Distribution::Special};
+    s.special_rate = 0.5;
+    GeneratedTensor plain = generate(DType::F32, 4000, s, 21);
+    s.extremes_scaled = true;
+    GeneratedTensor scaled = generate(DType::F32, 4000, s, 21);
+    const double flt_max = std::ldexp(2 - std::ldexp(1.0, -23), 127);
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < plain.values.size(); ++i) {
+      const double p = plain.values[i], q = scaled.values[i];
+      if (std::fabs(p) >= std::ldexp(1.0, 63)) {  // the largest, half of it, 2^65: 2^-32 of each
+        REQUIRE(q == std::ldexp(p, -32));
+        ++moved;
+      } else {
+        REQUIRE(q == p);  // the same draw otherwise
+      }
+    }
+    CHECK(moved > 0);
+    CHECK(std::count(plain.values.begin(), plain.values.end(), flt_max) > 0);
+    // A square of the largest still overflows f32; a product with 2 or a
+    // sum of 2^28 such products does not.
+    CHECK(std::ldexp(flt_max, -32) * std::ldexp(flt_max, -32) > flt_max);
+    CHECK(std::ldexp(flt_max, -32) * 2 * std::ldexp(1.0, 28) < flt_max);
+  }
   SUBCASE("special values of each dtype") {
     std::vector<double> f16 = special_values(DType::F16);
     auto has = [](const std::vector<double>& v, double x) { return std::find(v.begin(), v.end(), x) != v.end(); };
