@@ -406,10 +406,9 @@ void Machine<D>::note_uninitialized(std::uint32_t t, const Memory<V>& m, std::si
 // Local memory is where nvcc -G copies aggregates member by member, padding
 // and members never set included: a cooperative_groups::thread_block passed
 // by value is 24 bytes of which the constructor sets 8, and its copy reads
-// all 24. The PTX ISA gives such a read no value ("ld": the value of memory
-// never written is undefined) but no error either, and C++ copies of objects
-// with indeterminate bytes are fine as long as nothing computes with them
-// (a class's implicit copy constructor copies every member). So the register
+// all 24, as the copy of a trivially copyable class copies its bytes. No
+// rule of the PTX ISA makes such a load fault; only its value is unknown,
+// and it matters only if something uses it. So the register
 // holds an undefined value, marked like a register read before its write
 // (mark_undefined): moved, stored and loaded again freely, reported as
 // uninitialized where it would show: an address, a branch or predicate, an

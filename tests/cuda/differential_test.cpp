@@ -71,7 +71,7 @@ TEST_CASE("gpu: differential runs: agree, differ, and the min-for-max softmax as
   CHECK(hazard.exit_code() == 1);
 }
 
-TEST_CASE("gpu: an overflow that the order of a sum explains is no hazard; one that stays is") {
+TEST_CASE("gpu: an overflow that the order of a sum explains is no hazard, one that stays is") {
   if (!have_gpu()) return;
   // The GEMM summing K in reverse: with values near FLT_MAX one order's
   // partial sums may overflow where the other's do not; with the extremes
