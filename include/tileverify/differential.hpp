@@ -57,6 +57,14 @@ struct DifferentialTrial {
   };
   std::vector<Output> outputs;
   double ref_seconds = 0, opt_seconds = 0;  // kernel times
+  // Elements where the optimized kernel gave NaN or Inf and the reference
+  // did not; for a special-values trial with some, how many remain when the
+  // trial runs again with the largest special values scaled down
+  // (oracle::InputSpec::extremes_scaled; -1: not run again). None remaining:
+  // an overflow of partial sums, which the order of a sum decides, not
+  // counted as a hazard.
+  std::uint64_t hazards = 0;
+  std::int64_t hazards_scaled = -1;
   bool passed() const;
 };
 

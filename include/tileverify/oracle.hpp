@@ -81,6 +81,14 @@ struct InputSpec {
   int scale_exp = 0;
   double special_rate = 0.1;  // Special: the chance that an element is a special value
   bool nonfinite = false;     // Special: also ±inf and NaN among the special values
+  // Special: the special values of magnitude 2^(emax/2) and above (the
+  // largest finite, half of it, the one whose square overflows) scaled by
+  // 2^-((emax+1)/4) (2^-32 in f32): products of them with ordinary values,
+  // and sums of many such, stay finite, while a square of the largest still
+  // overflows. A special-values trial whose overflow goes away so came from
+  // a sum's partial results, which the order of the sum decides (tileverify
+  // test, docs/cuda.md).
+  bool extremes_scaled = false;
 };
 
 struct GeneratedTensor {

@@ -169,6 +169,7 @@ enum class Special : std::uint8_t {
   ClusteridX, ClusteridY, ClusteridZ,              // %clusterid: the cluster's place in the grid
   NclusteridX, NclusteridY, NclusteridZ,           // %nclusterid: the grid's shape in clusters
   IsExplicitCluster,                               // %is_explicit_cluster
+  ReservedSmem,  // %reserved_smem_offset_*: an opaque value, reported where it is used
 };
 
 // A buffer the program declares itself (.shared / .local arrays).

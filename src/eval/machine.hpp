@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,10 @@ template <class V>
 struct Val {
   VKind kind = VKind::Undef;
   Cmp cmp = Cmp::EQ;
+  // 1 + the index of the SlotForm (Machine::slot_forms_) that says how this
+  // schedule-dependent integer or pointer derives from what an atom.add
+  // returned (0: none). Trusted only while the form matches (slot_of).
+  std::uint16_t slot = 0;
   std::uint32_t buf = 0;
   std::int64_t i = 0;
   V f{};
@@ -222,6 +227,7 @@ class Machine {
       case Special::NclusteridY: return l_.grid.y / cluster_.y;
       case Special::NclusteridZ: return l_.grid.z / cluster_.z;
       case Special::IsExplicitCluster: return cluster_.count() > 1;
+      case Special::ReservedSmem: return 0;  // operand() marks it
     }
     return 0;
   }
@@ -256,6 +262,20 @@ class Machine {
     return v;
   }
 
+  // %reserved_smem_offset_*: the place of the shared memory the CUDA runtime
+  // reserves for itself (PTX ISA, "Special Registers"), which tileverify
+  // does not model: a value marked like an undefined one, whose use is
+  // reported as unsupported (schedule_dependent).
+  Val<V> reserved_smem(std::uint32_t t) {
+    const std::uint32_t pc = pc_[t];
+    opaque_pcs_.insert(pc);
+    Val<V> v;
+    v.kind = VKind::Int;
+    v.sched = pc + 1;
+    sched_marks_ = true;
+    return v;
+  }
+
   Val<V> operand(std::uint32_t t, const Operand& o) {
     Val<V> v;
     switch (o.kind) {
@@ -274,6 +294,7 @@ class Machine {
         return v;
       case Operand::Kind::Special:
         v.kind = VKind::Int;
+        if (__builtin_expect(Special(o.index) == Special::ReservedSmem, 0)) return reserved_smem(t);
         v.i = special(t, Special(o.index));
         if (__builtin_expect(aff_ != nullptr, 0)) v.aff = special_aff(Special(o.index));
         return v;
@@ -392,7 +413,11 @@ class Machine {
   Addr address(std::uint32_t t, const Operand& o) {
     if (o.kind == Operand::Kind::Buffer) return Addr{decl_buf(t, o.index), o.imm};
     Val<V> v = operand(t, o);
-    if (v.sched) schedule_dependent(t, v.sched, "an address");
+    slot_t_ = kNone;
+    if (v.sched) {
+      if (const SlotForm* f = slot_of(v)) return slot_address(t, o, v, *f);
+      schedule_dependent(t, v.sched, "an address");
+    }
     if (__builtin_expect(v.kind != VKind::Ptr, 0)) {
       // An integer .shared address (one a kernel computed from a shared
       // pointer with bit operations, or wrote as a number): the shared
@@ -520,6 +545,9 @@ class Machine {
   void check_vector(std::uint32_t t, const Memory<V>& m, const Addr& a, std::size_t width, std::size_t count);
   void load(std::uint32_t t, const Instr& in);
   void note_uninitialized(std::uint32_t t, const Memory<V>& m, std::size_t c);
+  // A load of thread-local bytes nothing wrote: the register gets an
+  // undefined value (as mark_undefined), reported only where it is used.
+  Val<V> unset_local(std::uint32_t t, const Memory<V>& m, std::size_t c);
   V poison(const Memory<V>& m, std::size_t c) { return d_.poison(m.name, m.element_of(c)); }
   void store(std::uint32_t t, const Instr& in);
   void atomic(std::uint32_t t, const Instr& in);
@@ -548,16 +576,84 @@ class Machine {
       return;
     }
     std::uint32_t sched = 0;
-    for (const Operand& o : in.src)
-      if (o.kind == Operand::Kind::Reg) {
-        if (reg(t, o.index).kind == VKind::Undef) mark_undefined(t, o.index);
-        sched = std::max(sched, reg(t, o.index).sched);
+    std::size_t marked = 0, from_slot = kNone;  // operands with a mark; the one with a slot form
+    for (std::size_t i = 0; i < in.src.size(); ++i) {
+      const Operand& o = in.src[i];
+      if (o.kind != Operand::Kind::Reg) continue;
+      if (reg(t, o.index).kind == VKind::Undef) mark_undefined(t, o.index);
+      const Val<V>& r = reg(t, o.index);
+      if (r.sched) {
+        ++marked;
+        if (r.slot && slot_of(r)) from_slot = i;
       }
+      sched = std::max(sched, r.sched);
+    }
+    if (__builtin_expect(marked == 1 && from_slot != kNone, 0)) return slot_alu(t, in, from_slot);
     compute(t, in);
     if (sched)
       for (std::uint32_t d : in.dst)
-        if (d != kNoReg) reg(t, d).sched = std::max(reg(t, d).sched, sched);  // kNoReg: the sink '_'
+        if (d != kNoReg) {  // kNoReg: the sink '_'
+          Val<V>& r = reg(t, d);
+          r.sched = std::max(r.sched, sched);
+          r.slot = 0;
+        }
   }
+
+  // ------------------------------------------------------------ atomic slots
+  // Addresses taken from what atom.add returned: A[atomicAdd(&n, 1)] = x
+  // (machine_slots.cpp).
+  // How a value derives from the old value of one atom.add: value = base +
+  // scale·old, modulo 2^64 (base from unmarked values only, so the same in
+  // every schedule; `value` is this schedule's, which slot_of checks).
+  struct SlotForm {
+    std::uint32_t atom_pc = 0, counter = 0;  // counter: index into slot_counters_
+    std::int64_t old = 0, scale = 1, value = 0;
+    bool ptr = false;
+    std::uint32_t buf = 0;
+  };
+  // A counter slots are taken from: every atomic on it is an atom.add of the
+  // same positive step, so the old values are one set in every schedule.
+  struct SlotCounter {
+    std::uint32_t buf = 0;
+    std::size_t cell = 0;
+    std::int64_t step = 0, next = 0;  // next: the value the next atom.add reads
+    std::string spoiled;              // why the old values may differ between schedules (empty: they do not)
+  };
+  // A buffer accessed at slots: base + scale·old + [0, scale·step) is each slot's room.
+  struct SlotRegion {
+    std::uint32_t counter = 0;
+    std::int64_t base = 0, scale = 0;
+  };
+  const SlotForm* slot_of(const Val<V>& v) const {
+    if (v.slot == 0 || v.slot > slot_forms_.size()) return nullptr;
+    const SlotForm& f = slot_forms_[v.slot - 1u];
+    const bool ptr = v.kind == VKind::Ptr;
+    if (f.atom_pc + 1 != v.sched || f.value != v.i || f.ptr != ptr || (ptr && f.buf != v.buf) ||
+        (!ptr && v.kind != VKind::Int))
+      return nullptr;
+    return &f;
+  }
+  // atom(): the counter's bookkeeping; the old value's form (0: none).
+  std::uint16_t slot_atomic(std::uint32_t t, const Instr& in, std::uint32_t buf, std::size_t c, const Val<V>& old,
+                            const Val<V>& step, const Val<V>& now);
+  void slot_alu(std::uint32_t t, const Instr& in, std::size_t from);
+  Addr slot_address(std::uint32_t t, const Operand& o, const Val<V>& v, const SlotForm& f);
+  // Every read, write and atomic: a buffer is accessed at slots only or not at all.
+  void slot_rule(std::uint32_t t, Memory<V>& m, std::uint32_t pc);
+  void note_access(std::uint32_t t, Memory<V>& m, std::uint32_t pc) {
+    if (__builtin_expect((m.slot_use & 2) || slot_pc_ == pc, 0))
+      slot_rule(t, m, pc);
+    else
+      m.slot_use |= 1;
+  }
+  bool slot_now(std::uint32_t t) const { return slot_t_ == t && slot_pc_ == pc_[t]; }
+  void slots_final();
+  std::vector<SlotForm> slot_forms_;
+  std::vector<SlotCounter> slot_counters_;
+  std::map<std::pair<std::uint32_t, std::size_t>, std::uint32_t> counter_of_;  // (buf, cell) -> slot_counters_
+  std::map<std::uint32_t, SlotRegion> slot_regions_;                          // by buffer
+  std::map<std::uint32_t, std::uint32_t> slot_accesses_;  // pc of a slot ld / st -> the atom.add's pc
+  std::uint32_t slot_t_ = kNone, slot_pc_ = kNone;       // the access in progress is at a slot
 
   // ------------------------------------------------------------ fma chains
   // The symbolic domain's running sums of fma chains (machine_chains.cpp).
@@ -1119,6 +1215,7 @@ class Machine {
   // or an exited lane, or of an instruction that read a register never
   // written -> what happened ("in a shuffle, lane 3 read lane 5, which ...").
   std::map<std::uint32_t, std::string> undefined_why_;
+  std::set<std::uint32_t> opaque_pcs_;  // where a %reserved_smem_offset register was read
   std::uint32_t collective_sched_ = 0;  // the schedule mark of what the running collective read
   std::vector<AsyncCopy<V>> copies_;                               // every cp.async element issued; ids are index + 1
   std::vector<std::vector<std::uint32_t>> open_copies_;           // per thread: copies not yet committed to a group

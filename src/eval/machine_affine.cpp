@@ -88,6 +88,17 @@ void Machine<D>::affine_int(std::uint32_t t, const Instr& in, const std::int64_t
         ok = log.scale(l[0], std::int64_t(1) << x[1], &lr);
       }
       break;
+    case Opcode::Bfi: {
+      // bfi d, a, b, pos, len with the field reaching the top bit (PTX ISA,
+      // bfi: bits pos .. pos + len - 1 of b, cut at its msb, are a's low
+      // bits): d = b mod 2^pos + a·2^pos mod 2^n, a shl of a plus a
+      // constant when b, pos and len do not move. nvcc writes
+      // blockIdx.y * 32 + threadIdx.x % 32 so (bfi.b32 d, ctaid, tid & 31, 5, 27).
+      const std::int64_t bits = std::int64_t(dtype_bytes(ty)) * 8, pos = x[2] & 0xff, len = x[3] & 0xff;
+      exact = l[1] == 0 && l[2] == 0 && l[3] == 0 && pos < bits && pos + len >= bits && pos <= 62;
+      if (exact) ok = log.scale(l[0], std::int64_t(1) << pos, &lr);
+      break;
+    }
     case Opcode::Shr:
     case Opcode::Div: {
       // Exact when the divisor divides every step: floor((v + k·q) / k) =

@@ -270,6 +270,7 @@ auto Machine<D>::read_slow(std::uint32_t t, Memory<V>& m, std::size_t c, std::si
     if (m.cells[c + j].aff) affine_break(t, "an integer that depends on the CTA index is read in pieces");
   for (std::size_t j = 0; j < k; ++j)
     if (m.cells[c + j].kind == VKind::Undef) {
+      if (m.per_thread) return unset_local(t, m, c + j);
       note_uninitialized(t, m, c + j);
       return Val<V>{};
     }
@@ -364,6 +365,13 @@ void Machine<D>::load(std::uint32_t t, const Instr& in) {
   for (std::size_t k = 0; k < in.dst.size(); ++k) {
     const std::size_t c = cell(t, a, k, width, false);
     Val<V> v = read(t, m, c, width, pc);
+    if (v.kind == VKind::Undef && m.per_thread) v = unset_local(t, m, c);
+    if (__builtin_expect(slot_t_ == t, 0) && slot_now(t)) {
+      // What a slot holds depends on which thread took it.
+      v.sched = std::max(v.sched, pc + 1);
+      v.slot = 0;
+      sched_marks_ = true;
+    }
     if (v.kind == VKind::Undef) {
       // Report it, but run on with a poison value: the read may be one side
       // of a race (a missing barrier), which is the better report.
@@ -404,6 +412,32 @@ void Machine<D>::note_uninitialized(std::uint32_t t, const Memory<V>& m, std::si
   uninitialized_ = d;
 }
 
+// Local memory is where nvcc -G copies aggregates member by member, padding
+// and members never set included: a cooperative_groups::thread_block passed
+// by value is 24 bytes of which the constructor sets 8, and its copy reads
+// all 24, as the copy of a trivially copyable class copies its bytes. No
+// rule of the PTX ISA makes such a load fault; only its value is unknown,
+// and it matters only if something uses it. So the register
+// holds an undefined value, marked like a register read before its write
+// (mark_undefined): moved, stored and loaded again freely, reported as
+// uninitialized where it would show: an address, a branch or predicate, an
+// output, a warp collective's control operand (schedule_dependent). Shared
+// and global memory keep the immediate report: there an unwritten read is
+// far more often a missing store or barrier, and the race it may be one
+// side of is the better report.
+template <class D>
+auto Machine<D>::unset_local(std::uint32_t t, const Memory<V>& m, std::size_t c) -> Val<V> {
+  const std::uint32_t pc = pc_[t];
+  if (!undefined_why_.count(pc))
+    undefined_why_.emplace(pc, "thread " + std::to_string(t) + " read byte " + std::to_string(m.byte_of(c)) +
+                                   " of local " + m.name + ", which nothing had written");
+  Val<V> v;
+  v.kind = VKind::Int;
+  v.sched = pc + 1;
+  sched_marks_ = true;
+  return v;
+}
+
 // A store writes the bytes of its width: an integer's low bytes, a packed
 // pair's low half for a 16-bit store. Wider than the granule, the value is
 // split into the cells (write_slow).
@@ -418,6 +452,12 @@ void Machine<D>::store(std::uint32_t t, const Instr& in) {
   for (std::size_t k = 1; k < in.src.size(); ++k) {
     const std::size_t c = cell(t, a, k - 1, width, true);
     Val<V> v = operand(t, in.src[k]);
+    if (__builtin_expect(slot_t_ == t, 0) && slot_now(t)) {
+      // Which slot holds this value depends on which thread took which slot.
+      v.sched = std::max(v.sched, pc + 1);
+      v.slot = 0;
+      sched_marks_ = true;
+    }
     if (v.kind == VKind::Int) {
       v.i = std::int64_t(std::uint64_t(v.i) & low_bytes(width));
       if (__builtin_expect(v.aff != 0, 0) && aff_) {
@@ -564,9 +604,13 @@ void Machine<D>::atomic(std::uint32_t t, const Instr& in) {
       for (std::size_t j = 0; j < k; ++j) m.cells[c + j] = p[j];
     }
   }
+  std::uint16_t form = 0;
+  if ((op == AtomOp::Add && !in.dst.empty() && old.kind == VKind::Int) || !counter_of_.empty())
+    form = slot_atomic(t, in, a.buf, c, old, v, now);
   if (!in.dst.empty()) {
     sched_marks_ = true;
     old.sched = pc + 1;
+    old.slot = form;
     set(t, in.dst[0], old);
   }
 }

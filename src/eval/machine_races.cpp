@@ -177,6 +177,7 @@ void Machine<D>::for_unordered_writes(const Shadow& s, std::uint32_t t, F f) {
 
 template <class D>
 void Machine<D>::check_read(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+  note_access(t, m, pc);
   touch(m, c, Touch::kRead, t, pc);
   check_pending(t, m, c, Access::Read, pc);
   if (!o_.check_races || m.per_thread) return;
@@ -270,6 +271,7 @@ void Machine<D>::same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, 
 template <class D>
 void Machine<D>::check_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, Access kind,
                              const Val<V>* value, std::uint32_t slice) {
+  note_access(t, m, pc);
   touch(m, c, Touch::kWrite, t, pc);
   check_pending(t, m, c, kind, pc);
   if (!o_.check_races || m.per_thread) return;
@@ -363,6 +365,7 @@ bool Machine<D>::commute(const AtomicEpoch& e, std::uint32_t pc, const Val<V>* o
 
 template <class D>
 void Machine<D>::check_atomic(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Val<V>* operands) {
+  note_access(t, m, pc);
   touch(m, c, Touch::kAtomic, t, pc);
   check_pending(t, m, c, Access::Atomic, pc);
   if (!o_.check_races || m.per_thread) return;

@@ -816,6 +816,7 @@ void Machine<D>::schedule_dependent(std::uint32_t t, std::uint32_t sched, const 
     // a register never written, read by any instruction (a shuffle too).
     const bool shuffle = undefined->second.compare(0, 12, "in a shuffle") == 0;
     const bool at_shuffle = p_.code[atom_pc].op == Opcode::Shfl;
+    const bool local = p_.code[atom_pc].op == Opcode::Ld;  // Machine::unset_local
     Diagnostic d;
     d.kind = DiagKind::Uninitialized;
     d.message = what + " depends on an undefined value: " + undefined->second;
@@ -826,11 +827,48 @@ void Machine<D>::schedule_dependent(std::uint32_t t, std::uint32_t sched, const 
                (shuffle ? "  CUDA leaves undefined what a shuffle reads from a lane outside its member mask or from\n"
                           "  an exited thread (see NVIDIA/cuda-samples#398 for this bug in reduce7); an H100 happened\n"
                           "  to return 0 in our test, which no GPU promises\n"
+                : local ? "  local memory holds no defined value until it is written: copying such bytes (a struct\n"
+                          "  copied member by member, padding included) is harmless, using them is not\n"
                         : "  a register holds no defined value until it is written (a predicated load that this\n"
                           "  thread skipped, say): reading it is harmless only while the value is discarded\n");
     throw Stop{d};
   }
   if (p_.code[atom_pc].op == Opcode::Timer) timer_reaches(t, atom_pc, what);  // machine_async.cpp
+  if (opaque_pcs_.count(atom_pc)) {
+    Diagnostic d;
+    d.kind = DiagKind::Unsupported;
+    d.message = what + " depends on a %reserved_smem_offset register, the place of shared memory the CUDA runtime "
+                       "reserves for itself, which tileverify does not model";
+    d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
+    if (t != kNone) d.threads = {t};
+    d.detail = "  the read: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) + "\n";
+    throw Stop{d};
+  }
+  if (slot_accesses_.count(atom_pc) ||
+      (what == "an address" && p_.code[atom_pc].op == Opcode::Atom &&
+       AtomOp(p_.code[atom_pc].mode) == AtomOp::Add && !dtype_is_float(p_.code[atom_pc].type))) {
+    // machine_slots.cpp: not a race, but an order tileverify cannot follow.
+    const auto at = slot_accesses_.find(atom_pc);
+    const std::uint32_t atom = at == slot_accesses_.end() ? atom_pc : at->second;
+    Diagnostic d;
+    d.kind = DiagKind::Unsupported;
+    d.message = at != slot_accesses_.end()
+                    ? what + " depends on which thread took which slot from an atom.add, which depends on the schedule"
+                    : what + " depends on the value an atom.add returned, computed in a way tileverify cannot show "
+                             "gives each thread its own element";
+    d.loc = p_.code[t == kNone ? atom_pc : pc_[t]].loc;
+    if (t != kNone) d.threads = {t};
+    d.detail = "  the atomic: " + p_.code[atom].loc.with_source() + ": " + p_.instr_text(atom) + "\n";
+    if (at != slot_accesses_.end())
+      d.detail += "  the access at the slot: " + p_.code[atom_pc].loc.with_source() + ": " + p_.instr_text(atom_pc) + "\n";
+    d.detail += at != slot_accesses_.end()
+                    ? "  the slots atom.add hands out are distinct in every order of the threads (no race), but\n"
+                      "  which thread gets which slot is not: the elements are in a schedule's order, and\n"
+                      "  tileverify checks outputs that are the same in every schedule\n"
+                    : "  tileverify follows a slot through add, sub, mul, shl and widening of the 64-bit address\n"
+                      "  (base + k * old): a slot used any other way is not shown distinct\n";
+    throw Stop{d};
+  }
   if (p_.code[atom_pc].op == Opcode::MbarWait) {
     // test_wait / try_wait outside a retry loop (machine_async.cpp, retry_wait).
     Diagnostic d;

@@ -142,6 +142,9 @@ struct Memory {
   // the kernel first used them). A power of two.
   std::uint32_t unit = 1, ushift = 0;
   bool per_thread = false;
+  // 1: accessed at an address not taken from an atom.add; 2: at one that is
+  // (Machine::slot_rule).
+  std::uint8_t slot_use = 0;
   bool untyped = false;            // declared as bytes and not accessed yet: its first access sets g
   bool read_only = false;          // .const data
   bool lazy_inputs = false;        // input cells whose symbol is not made yet hold an invalid handle

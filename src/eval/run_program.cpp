@@ -37,6 +37,7 @@ RunResult<D> Machine<D>::run() {
   try {
     setup();
     schedule();
+    if (!slot_regions_.empty()) slots_final();
     if (ncta_ > 1) check_remote_exits();
     collect(result);
     if (uninitialized_) result.diagnostics.push_back(*uninitialized_);

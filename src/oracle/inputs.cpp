@@ -163,6 +163,10 @@ GeneratedTensor generate(DType t, std::uint64_t count, const InputSpec& spec, st
     Rng rng(seed);
     std::vector<double> specials;
     if (spec.distribution == Distribution::Special) specials = special_values(t, spec.nonfinite);
+    FloatFormat f;
+    if (spec.extremes_scaled && float_format(t, &f))
+      for (double& s : specials)
+        if (std::isfinite(s) && std::fabs(s) >= std::ldexp(1.0, f.emax() / 2)) s = std::ldexp(s, -(f.emax() + 1) / 4);
     g.bytes.resize(std::size_t(count) * w);
     g.values.resize(std::size_t(count));
     for (std::size_t i = 0; i < count; ++i) {

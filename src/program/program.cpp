@@ -112,8 +112,9 @@ static std::string operand_text(const Program& p, const Operand& o) {
                                     "%warpid", "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
                                     "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_ctarank",
                                     "%cluster_nctarank", "%clusterid.x", "%clusterid.y", "%clusterid.z",
-                                    "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%is_explicit_cluster"};
-      static_assert(sizeof names / sizeof names[0] == std::size_t(Special::IsExplicitCluster) + 1, "a name per register");
+                                    "%nclusterid.x", "%nclusterid.y", "%nclusterid.z", "%is_explicit_cluster",
+                                    "%reserved_smem_offset"};
+      static_assert(sizeof names / sizeof names[0] == std::size_t(Special::ReservedSmem) + 1, "a name per register");
       return names[o.index];
     }
     case Operand::Kind::Buffer: return "[" + p.buffers[o.index].name + "+" + std::to_string(o.imm) + "]";

@@ -71,6 +71,23 @@ TEST_CASE("gpu: differential runs: agree, differ, and the min-for-max softmax as
   CHECK(hazard.exit_code() == 1);
 }
 
+TEST_CASE("gpu: an overflow that the order of a sum explains is no hazard, one that stays is") {
+  if (!have_gpu()) return;
+  // The GEMM summing K in reverse: with values near FLT_MAX one order's
+  // partial sums may overflow where the other's do not; with the extremes
+  // scaled down, none does.
+  const DifferentialReport order = differential_test(spec_at(example("hazard/gemm_order.json")));
+  INFO(order.text());
+  CHECK(order.verdict == DifferentialVerdict::Agree);
+  for (const DifferentialTrial& t : order.trials)
+    if (t.hazards) CHECK(t.hazards_scaled == 0);
+  // (x * 2^80) * 2^-80 overflows for |x| >= 2^48 in any order.
+  const DifferentialReport real = differential_test(spec_at(example("hazard/copy_rescaled.json")));
+  INFO(real.text());
+  CHECK(real.verdict == DifferentialVerdict::Hazard);
+  CHECK(real.message.find("and still in") != std::string::npos);
+}
+
 TEST_CASE("replay: a counterexample of the proof runs on the GPU, or says why it cannot") {
   const Spec s = spec_at(example("softmax/online_norescale.json"));
   const Report proof = check_equivalence(s);

@@ -439,3 +439,19 @@ TEST_CASE("CTA classes: the classes of the tiled GEMM") {
     CHECK(ref_ctas == 9);
   }
 }
+
+TEST_CASE("CTA classes: the coalesced GEMM's column, a bfi of blockIdx above the lane, is one class") {
+  // nvcc writes blockIdx.y * 32 + threadIdx.x % 32 as bfi.b32 col, ctaid.y,
+  // tid & 31, 5, 27: a shift of the CTA index, as in the naive kernel.
+  for (const char* name : {"coalesced.sizes.json", "coalesced_yx.sizes.json"}) {
+    const fs::path spec = kExamples / "scaling" / name;
+    const Report r = run(load(spec, {{"M", 128}, {"N", 128}, {"K", 8}}), true);
+    INFO(name << ": " << classes_text(r));
+    CHECK(r.verdict == Outcome::Equivalent);
+    const auto opt = classes_of(r, "opt");
+    REQUIRE(opt.size() == 1);
+    CHECK(opt[0].ctas == 16);
+    // Partial tiles at the edges: the same verdict as CTA by CTA.
+    check_agree(both(spec, {{"M", 40}, {"N", 72}, {"K", 5}}));
+  }
+}

@@ -314,6 +314,30 @@ TEST_CASE("oracle: the distributions look like themselves") {
     CHECK(std::any_of(nf.values.begin(), nf.values.end(), [](double v) { return std::isnan(v); }));
     CHECK(std::any_of(nf.values.begin(), nf.values.end(), [](double v) { return v == -kInf; }));
   }
+  SUBCASE("special values with the extremes scaled down (tileverify test's re-run of a hazard)") {
+    InputSpec s{Distribution::Special};
+    s.special_rate = 0.5;
+    GeneratedTensor plain = generate(DType::F32, 4000, s, 21);
+    s.extremes_scaled = true;
+    GeneratedTensor scaled = generate(DType::F32, 4000, s, 21);
+    const double flt_max = std::ldexp(2 - std::ldexp(1.0, -23), 127);
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < plain.values.size(); ++i) {
+      const double p = plain.values[i], q = scaled.values[i];
+      if (std::fabs(p) >= std::ldexp(1.0, 63)) {  // the largest, half of it, 2^65: 2^-32 of each
+        REQUIRE(q == std::ldexp(p, -32));
+        ++moved;
+      } else {
+        REQUIRE(q == p);  // the same draw otherwise
+      }
+    }
+    CHECK(moved > 0);
+    CHECK(std::count(plain.values.begin(), plain.values.end(), flt_max) > 0);
+    // A square of the largest still overflows f32; a product with 2 or a
+    // sum of 2^28 such products does not.
+    CHECK(std::ldexp(flt_max, -32) * std::ldexp(flt_max, -32) > flt_max);
+    CHECK(std::ldexp(flt_max, -32) * 2 * std::ldexp(1.0, 28) < flt_max);
+  }
   SUBCASE("special values of each dtype") {
     std::vector<double> f16 = special_values(DType::F16);
     auto has = [](const std::vector<double>& v, double x) { return std::find(v.begin(), v.end(), x) != v.end(); };
@@ -715,4 +739,44 @@ TEST_CASE("oracle: the f32 default holds for reordered dot products of 4096 term
   Comparison c = compare(DType::F32, sequential, blocked);
   CHECK(c.passed());
   CHECK(c.max_abs_error > 1e-6);  // the old candidate, abs 1e-6, would not do
+}
+
+TEST_CASE("oracle: scaled extremes take away a reverse-order sum's overflow, not a rescaling's") {
+  // examples/kernels/hazard in float on the CPU (fmaf as nvcc's fma.rn.f32):
+  // C = A·B summed k = 0..63 (the reference) and k = 63..0 (the register-
+  // blocked kernel), and (x·2^80)·2^-80 against x, on special-values inputs
+  // at tileverify test's rate. Elements where the second is NaN or Inf and
+  // the first is not: some with the plain specials in both pairs; with the
+  // extremes scaled, none in the GEMM (an order effect) and some still in
+  // the rescaling (its own overflow).
+  auto count = [](bool scaled, std::uint64_t seed, int* gemm, int* copy) {
+    InputSpec s{Distribution::Special};
+    s.special_rate = 0.05;
+    s.extremes_scaled = scaled;
+    const GeneratedTensor a = generate(DType::F32, 4096, s, 2 * seed), b = generate(DType::F32, 4096, s, 2 * seed + 1);
+    *gemm = *copy = 0;
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 64; ++j) {
+        float up = 0, down = 0;
+        for (int k = 0; k < 64; ++k) up = std::fmaf(float(a.values[i * 64 + k]), float(b.values[k * 64 + j]), up);
+        for (int k = 63; k >= 0; --k) down = std::fmaf(float(a.values[i * 64 + k]), float(b.values[k * 64 + j]), down);
+        *gemm += std::isfinite(up) && !std::isfinite(down);
+      }
+    for (double v : a.values) {
+      volatile float big = float(v) * 0x1p80f;  // two roundings, as the kernel's two mul.f32
+      *copy += !std::isfinite(big * 0x1p-80f);
+    }
+  };
+  int plain_gemm = 0, plain_copy = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    int gemm = 0, copy = 0;
+    count(false, seed, &gemm, &copy);
+    plain_gemm += gemm;
+    plain_copy += copy;
+    count(true, seed, &gemm, &copy);
+    CHECK(gemm == 0);
+    CHECK(copy > 0);
+  }
+  CHECK(plain_gemm > 0);  // the false alarm the re-run takes away
+  CHECK(plain_copy > 0);
 }
