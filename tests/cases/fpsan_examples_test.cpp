@@ -69,8 +69,10 @@ TEST_CASE("fpsan: example pairs agree, broken pairs differ, unsafe pairs are rep
     const std::string family = p.parent_path().filename().string();
     tileverify::PayloadOptions o;
     // 100 random inputs where a run is cheap; the large tiles (0.2-0.4 s a
-    // run on the interpreter) get a few in CI, and 100 in docs/fpsan.md.
-    o.trials = family == "sgemm" || family == "attention" ? 3 : 100;
+    // run on the interpreter) and the whole grids of the scaling family
+    // (half of this test's time with 100) get a few in CI, and 100 in
+    // docs/fpsan.md.
+    o.trials = family == "sgemm" || family == "attention" || family == "scaling" ? 3 : 100;
     tileverify::Report r = tileverify::check_payloads(s, o);
     INFO(p.string() << "\n" << r.text());
     const std::string got = tileverify::outcome_name(r.verdict);
