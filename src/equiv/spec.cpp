@@ -1864,6 +1864,18 @@ bool viewed_by_map(const Spec& s, const std::string& tensor) {
 constexpr std::uint64_t kTensorMapBytes = 128;
 bool map_param(const ParamDecl& d) { return d.array_bytes == kTensorMapBytes; }
 
+// A scalar for a by-value struct of its size: nvcc passes a __half or
+// __nv_bfloat16 (a struct of one 16-bit field) as .param .align 2 .b8 p[2].
+bool small_struct_scalar(const ParamSpec& q, const ParamDecl& d) {
+  return d.array_bytes && !q.is_struct && !q.tensor && !q.tensor_map && d.array_bytes == dtype_bytes(q.dtype);
+}
+
+// The argument for a struct parameter given a scalar of its size: a struct of
+// that one field.
+LaunchArg as_struct(const Spec& s, const ParamSpec& q, const ParamDecl& d) {
+  return LaunchArg::of_struct(d.array_bytes, {LaunchArg::Field{q.name, 0, d.array_bytes, q.dtype}}, {arg_of(s, q)});
+}
+
 void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl& d) {
   if (q.is_struct) {
     if (!d.array_bytes)
@@ -1879,6 +1891,7 @@ void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl&
              std::to_string(d.array_bytes) + " bytes");
     return;
   }
+  if (small_struct_scalar(q, d)) return;
   if (d.array_bytes && !map_param(d))
     fail(at + " is the " + (q.tensor_map ? "tensor map '" + q.name + "'" : q.tensor ? "tensor '" + q.name + "'" : "scalar '" + q.name + "'") +
          ", but the parameter is a by-value struct of " + std::to_string(d.array_bytes) +
@@ -1936,6 +1949,7 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
                             ptx_type(d) + ")",
                         q, d);
         if (q.is_struct) l.args[at].struct_bytes = d.array_bytes;
+        if (small_struct_scalar(q, d)) l.args[at] = as_struct(s, q, d);
       }
     return;
   }
@@ -1981,6 +1995,10 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
         if (q->tensor_map || q->is_struct) {
           l.args.push_back(arg_of(s, *q));
           if (q->is_struct) l.args.back().struct_bytes = d.array_bytes;
+          break;
+        }
+        if (small_struct_scalar(*q, d)) {
+          l.args.push_back(as_struct(s, *q, d));
           break;
         }
         if (q->tensor && bits != 64)

@@ -49,6 +49,13 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
     case Opcode::Mov:
       if (in.src.size() == 2) {  // mov.b32 d, {lo, hi}: pack two halves
         Val<V> lo = src(0), hi = src(1);
+        if (dtype_bytes(p_.registers[in.dst[0]].dtype) == 8 && lo.kind == VKind::Int && hi.kind == VKind::Int) {
+          // mov.b64 d, {lo, hi} of two 32-bit integers (CuTe adds an offset
+          // to the low word of a wgmma descriptor so): their bits side by side
+          if (__builtin_expect((lo.aff | hi.aff) != 0, 0)) affine_break(t, "a 64-bit value packed from words that depend on the CTA index");
+          out = int_val(std::int64_t((std::uint64_t(lo.i) & 0xffffffffu) | std::uint64_t(hi.i) << 32));
+          break;
+        }
         if (p_.registers[in.dst[0]].dtype == DType::F32 && lo.kind == VKind::Int && lo.i == 0) {
           // mov.b32 %f, {0, %h}: a bf16 widened to f32 (its bits are the f32's high half), as
           // __bfloat162float does it
@@ -62,6 +69,13 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
       }
       if (in.dst.size() == 2) {  // mov.b32 {lo, hi}, s: unpack
         Val<V> v = src(0);
+        if (v.kind == VKind::Int && dtype_bytes(in.type) == 8) {  // mov.b64 {lo, hi}, x: x's two 32-bit words
+          if (__builtin_expect(v.aff != 0, 0)) affine_break(t, "a 64-bit value split into words depends on the CTA index");
+          const std::uint64_t x = std::uint64_t(v.i);
+          if (in.dst[0] != kNoReg) set(t, in.dst[0], int_val(std::int64_t(x & 0xffffffffu)));
+          if (in.dst[1] != kNoReg) set(t, in.dst[1], int_val(std::int64_t(x >> 32)));
+          return;
+        }
         if (v.kind != VKind::Pair) fail(DiagKind::Unsupported, t, "unpacking a register that holds no pair of halves");
         if (in.dst[0] != kNoReg) set(t, in.dst[0], float_val(v.f));  // kNoReg: the sink '_'
         if (in.dst[1] != kNoReg) set(t, in.dst[1], float_val(v.g));

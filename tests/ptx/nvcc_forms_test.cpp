@@ -527,3 +527,48 @@ TEST_CASE("the sink '_' in a vector destination drops that half of an unpack (Tr
     CHECK(*y[i + 1] == x[i]);
   }
 }
+
+// CuTe builds a wgmma descriptor as an integer, splits it into its two
+// 32-bit words with mov.b64 {lo, hi}, adds an offset to the low word and
+// packs it again: integer words, not a pair of halves.
+TEST_CASE("mov.b64 splits a 64-bit integer into its words and packs two words back (CuTe's descriptor arithmetic)") {
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p_y)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_y];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd3, %r1;
+  or.b64 %rd4, %rd3, 4611686568183201792;
+  mov.b64 {%r2, %r3}, %rd4;
+  shl.b32 %r4, %r1, 4;
+  add.s32 %r5, %r2, %r4;
+  mov.b64 %rd5, {%r5, %r3};
+  mov.b64 {%r6, %r7}, %rd5;
+  mul.wide.u32 %rd6, %r1, 8;
+  add.s64 %rd7, %rd2, %rd6;
+  st.global.v2.u32 [%rd7], {%r6, %r7};
+  ret;
+}
+)";
+  tileverify::Program p = ptx_test::lower_text(text);
+  tileverify::ConcreteDomain dom;
+  auto run = tileverify::run_program(
+      p, ptx_test::launch_of(32, {ptx_test::tensor("y", tileverify::DType::U32, 64, tileverify::Role::Out)}), dom);
+  INFO((run.ok() ? std::string() : run.diagnostics[0].text()));
+  REQUIRE(run.ok());
+  const auto& y = run.outputs.at("y");
+  const std::uint64_t base = 4611686568183201792ull;  // 0x4000004000000000
+  for (std::uint64_t t = 0; t < 32; ++t) {
+    const std::uint64_t d = base | t;
+    const std::uint64_t lo = ((d & 0xffffffffu) + 16 * t) & 0xffffffffu, hi = d >> 32;
+    REQUIRE(y[2 * t].has_value());
+    REQUIRE(y[2 * t + 1].has_value());
+    CHECK(*y[2 * t] == double(lo));
+    CHECK(*y[2 * t + 1] == double(hi));
+  }
+}

@@ -74,3 +74,11 @@ extern "C" __global__ void scale_rows_struct(const __grid_constant__ TmaParams p
 extern "C" __global__ void scale_rows_ref(const float* a, float* c, int m) {
   for (int i = threadIdx.x; i < m * 16; i += blockDim.x) c[i] = a[i] * 2.0f;
 }
+
+// A __half is a struct of one 16-bit field: nvcc passes it by value as
+// .param .align 2 .b8 p[2], which a scalar of its size fills.
+#include <cuda_fp16.h>
+extern "C" __global__ void scale_half(const float* a, float* c, __half alpha, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = __half2float(alpha) * a[i];
+}
