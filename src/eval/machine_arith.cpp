@@ -139,6 +139,16 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
         out.cmp = in.cmp;
         out.f = as_float(t, a, ty);
         out.g = as_float(t, b, ty);
+        if constexpr (std::is_same<D, SymbolicDomain>::value) {
+          // Two known reals (a launch's concrete scalars and immediates:
+          // CUTLASS's epilogue tests beta != 0): the comparison is decided
+          // exactly, and a branch on it is the launch's, not the data's.
+          ExprContext& c = d_.context();
+          if (c.is_constant(out.f) && c.is_constant(out.g)) {
+            out = int_val(apply_cmp(in.cmp, c.constant_value(out.f), c.constant_value(out.g)) ? 1 : 0);
+            break;
+          }
+        }
       } else if (a.kind == VKind::Data || b.kind == VKind::Data) {
         out.kind = VKind::Cond;
         out.cmp = in.cmp;

@@ -572,3 +572,54 @@ TEST_CASE("mov.b64 splits a 64-bit integer into its words and packs two words ba
     CHECK(*y[2 * t + 1] == double(hi));
   }
 }
+
+// CUTLASS's epilogue skips reading C when beta == 0: a branch on a
+// comparison of a concrete scalar with an immediate. Two known reals compare
+// exactly; the branch is the launch's, not a data-dependent one.
+TEST_CASE("a float comparison of a concrete scalar with a constant is decided (beta != 0 in an epilogue)") {
+  const std::string text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p_a, .param .u64 p_c, .param .f32 p_beta)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<2>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_a];
+  ld.param.u64 %rd2, [p_c];
+  ld.param.f32 %f1, [p_beta];
+  cvta.to.global.u64 %rd3, %rd1;
+  cvta.to.global.u64 %rd4, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd5, %r1, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  add.s64 %rd7, %rd4, %rd5;
+  ld.global.f32 %f2, [%rd6];
+  setp.neu.f32 %p1, %f1, 0f00000000;
+  @!%p1 bra $L_store;
+  ld.global.f32 %f3, [%rd7];
+  fma.rn.f32 %f2, %f1, %f3, %f2;
+$L_store:
+  st.global.f32 [%rd7], %f2;
+  ret;
+}
+)";
+  tileverify::Program p = ptx_test::lower_text(text);
+  for (const std::int64_t beta_bits : {std::int64_t(0), std::int64_t(0x3f800000)}) {
+    tileverify::ExprContext ctx;
+    tileverify::SymbolicDomain dom(ctx);
+    auto a = ptx_test::tensor("a", tileverify::DType::F32, 32, tileverify::Role::In);
+    auto c = ptx_test::tensor("c", tileverify::DType::F32, 32, tileverify::Role::InOut);
+    tileverify::Launch l = ptx_test::launch_of(32, {a, c});
+    l.args.push_back(tileverify::LaunchArg::of_scalar(beta_bits));
+    auto run = tileverify::run_program(p, l, dom);
+    INFO("beta bits " << beta_bits << ": " << (run.ok() ? std::string() : run.diagnostics[0].text()));
+    REQUIRE(run.ok());
+    const auto& y = run.outputs.at("c");
+    REQUIRE(y[3].has_value());
+    const tileverify::Expr want =
+        beta_bits == 0 ? ctx.symbol("a", 3) : ctx.add(ctx.symbol("a", 3), ctx.symbol("c", 3));
+    CHECK(tileverify::decide_equal(ctx, *y[3], want).proved());
+  }
+}

@@ -1,0 +1,10 @@
+#!/bin/sh
+# How the PTX here was made (not run by the tests): a CUTLASS checkout at
+# commit 7107b0553 in $CUTLASS, nvcc 13.
+set -eu
+: "${CUTLASS:?set CUTLASS to a checkout of NVIDIA/cutlass}"
+nvcc -ptx -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$CUTLASS/include" -I "$CUTLASS/tools/util/include" \
+  "$CUTLASS/examples/cute/tutorial/hopper/wgmma_tma_sm90.cu" -o wgmma_tma_sm90.ptx
+# The planted bug: each stage's expect_tx announces half the bytes.
+awk '/mov.u32.*, 32768;/ && n < 2 && NR < 3917 { sub(/32768;/, "16384;"); n++ } { print }' wgmma_tma_sm90.ptx > wgmma_tma_sm90_expect_tx.ptx
+nvcc -arch=sm_90a -ptx -O3 ref.cu -o ref.ptx
