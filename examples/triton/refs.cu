@@ -82,8 +82,9 @@ extern "C" __global__ void attention_ref(const __half* q, const __half* k, const
 // attention_ref, and each row's log-sum-exp in base 2 (what Triton's
 // attention tutorial stores for the backward pass): log2(sum_j e^(s_j)) with
 // s_j = q.k_j * scale, computed as m * log2(e) + log2(sum_j e^(s_j - m)).
-extern "C" __global__ void attention_lse_ref(const __half* q, const __half* k, const __half* v, float* o,
-                                             float* lse, float scale, int seq, int head) {
+template <bool kBaseE>
+__device__ void attention_lse_row(const __half* q, const __half* k, const __half* v, float* o, float* lse, float scale,
+                                  int seq, int head) {
   int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= seq) return;
   float m = -INFINITY;
@@ -107,35 +108,17 @@ extern "C" __global__ void attention_lse_ref(const __half* q, const __half* k, c
     }
     o[r * head + d] = acc / l;
   }
-  lse[r] = m * 1.44269504f + log2f(l);
+  lse[r] = kBaseE ? m + logf(l) : m * 1.44269504f + log2f(l);
+}
+
+extern "C" __global__ void attention_lse_ref(const __half* q, const __half* k, const __half* v, float* o,
+                                             float* lse, float scale, int seq, int head) {
+  attention_lse_row<false>(q, k, v, o, lse, scale, seq, head);
 }
 
 // A wrong twin: the log-sum-exp in base e (m + logf(l)) where Triton's
 // kernel stores it in base 2; the outputs O are right.
 extern "C" __global__ void attention_lse_ref_base_e(const __half* q, const __half* k, const __half* v, float* o,
                                                     float* lse, float scale, int seq, int head) {
-  int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= seq) return;
-  float m = -INFINITY;
-  for (int j = 0; j < seq; ++j) {
-    float s = 0.f;
-    for (int d = 0; d < head; ++d) s += float(q[r * head + d]) * float(k[j * head + d]);
-    m = fmaxf(m, s * scale);
-  }
-  float l = 0.f;
-  for (int j = 0; j < seq; ++j) {
-    float s = 0.f;
-    for (int d = 0; d < head; ++d) s += float(q[r * head + d]) * float(k[j * head + d]);
-    l += expf(s * scale - m);
-  }
-  for (int d = 0; d < head; ++d) {
-    float acc = 0.f;
-    for (int j = 0; j < seq; ++j) {
-      float s = 0.f;
-      for (int e = 0; e < head; ++e) s += float(q[r * head + e]) * float(k[j * head + e]);
-      acc += expf(s * scale - m) * float(v[j * head + d]);
-    }
-    o[r * head + d] = acc / l;
-  }
-  lse[r] = m + logf(l);
+  attention_lse_row<true>(q, k, v, o, lse, scale, seq, head);
 }
