@@ -979,48 +979,51 @@ void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps) {
   if (j.contains("description")) text_of(j["description"], where + ".description", "what the map is for", true);
 }
 
+// The entry of "params" with that name (names are unique), or null.
+const ParamSpec* param_named(const Spec& s, const std::string& name) {
+  for (const ParamSpec& p : s.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 // Every map's tensor: a tensor entry of "params", whose dtype the map takes;
 // the defaults (dims: the shape reversed, strides: packed, element strides:
 // 1); then cuTensorMapEncodeTiled's rules, each error naming the field.
 void resolve_map(Spec& s, ParamSpec& p, const std::string& where) {
-  {
-    const ParamSpec* t = nullptr;
-    for (const ParamSpec& q : s.params)
-      if (q.name == p.map_tensor) t = &q;
-    if (!t || !t->tensor) {
-      std::string tensors, nearest;
-      std::size_t best = 3;
-      for (const ParamSpec& q : s.params) {
-        if (!q.tensor) continue;
-        tensors += (tensors.empty() ? "" : ", ") + q.name;
-        if (edit_distance(q.name, p.map_tensor) < best) {
-          best = edit_distance(q.name, p.map_tensor);
-          nearest = q.name;
-        }
+  const ParamSpec* t = param_named(s, p.map_tensor);
+  if (!t || !t->tensor) {
+    std::string tensors, nearest;
+    std::size_t best = 3;
+    for (const ParamSpec& q : s.params) {
+      if (!q.tensor) continue;
+      tensors += (tensors.empty() ? "" : ", ") + q.name;
+      if (edit_distance(q.name, p.map_tensor) < best) {
+        best = edit_distance(q.name, p.map_tensor);
+        nearest = q.name;
       }
-      fail(field(where + ".tensor") + " is " + json_quoted(p.map_tensor) + ": " +
-           (t ? "that entry of \"params\" is a " + std::string(t->tensor_map ? "tensor map" : "scalar") + ", not a tensor"
-              : "no tensor of \"params\" has that name") +
-           (nearest.empty() || t ? "" : " (did you mean \"" + nearest + "\"?)") + "; a map views a tensor entry (" +
-           (tensors.empty() ? std::string("\"params\" has none") : "they are " + tensors) + ")");
     }
-    p.dtype = t->dtype;
-    TensorMap& m = p.map;
-    if (m.dims.empty()) m.dims.assign(t->shape.rbegin(), t->shape.rend());
-    if (m.dims.size() > internal::kTensorMapMaxRank)
-      fail(field(where) + ": '" + t->name + "' has " + std::to_string(t->shape.size()) + " dimensions and the map has "
-           "no \"dims\": a tensor map has 1 to 5 dimensions; give \"dims\" (innermost first) to view it with fewer "
-           "(cuTensorMapEncodeTiled)");
-    const bool packed = m.strides.empty();
-    if (packed && m.dims.size() > 1) m.strides = internal::packed_strides(m.dims, dtype_bytes(t->dtype));
-    if (m.element_strides.empty()) m.element_strides.assign(m.dims.size(), 1);
-    TensorArg ta{t->name, t->dtype, t->shape, t->role};
-    if (auto problem = internal::tensor_map_problem(m, ta))
-      fail(field(where + "." + problem->field) + " " + problem->message +
-           (packed && problem->field.rfind("strides", 0) == 0
-                ? " (\"strides\" not given: the packed strides of dims " + internal::list_text(m.dims) + ")"
-                : ""));
+    fail(field(where + ".tensor") + " is " + json_quoted(p.map_tensor) + ": " +
+         (t ? "that entry of \"params\" is a " + std::string(t->tensor_map ? "tensor map" : "scalar") + ", not a tensor"
+            : "no tensor of \"params\" has that name") +
+         (nearest.empty() || t ? "" : " (did you mean \"" + nearest + "\"?)") + "; a map views a tensor entry (" +
+         (tensors.empty() ? std::string("\"params\" has none") : "they are " + tensors) + ")");
   }
+  p.dtype = t->dtype;
+  TensorMap& m = p.map;
+  if (m.dims.empty()) m.dims.assign(t->shape.rbegin(), t->shape.rend());
+  if (m.dims.size() > internal::kTensorMapMaxRank)
+    fail(field(where) + ": '" + t->name + "' has " + std::to_string(t->shape.size()) + " dimensions and the map has "
+         "no \"dims\": a tensor map has 1 to 5 dimensions; give \"dims\" (innermost first) to view it with fewer "
+         "(cuTensorMapEncodeTiled)");
+  const bool packed = m.strides.empty();
+  if (packed && m.dims.size() > 1) m.strides = internal::packed_strides(m.dims, dtype_bytes(t->dtype));
+  if (m.element_strides.empty()) m.element_strides.assign(m.dims.size(), 1);
+  TensorArg ta{t->name, t->dtype, t->shape, t->role};
+  if (auto problem = internal::tensor_map_problem(m, ta))
+    fail(field(where + "." + problem->field) + " " + problem->message +
+         (packed && problem->field.rfind("strides", 0) == 0
+              ? " (\"strides\" not given: the packed strides of dims " + internal::list_text(m.dims) + ")"
+              : ""));
 }
 
 // The bytes a struct field takes.
@@ -1064,9 +1067,7 @@ void resolve_struct(Spec& s, ParamSpec& p, const std::string& where) {
       continue;
     }
     if (!f.same_as.empty()) {
-      const ParamSpec* q = nullptr;
-      for (const ParamSpec& e : s.params)
-        if (e.name == f.same_as) q = &e;
+      const ParamSpec* q = param_named(s, f.same_as);
       if (!q || q->tensor || q->tensor_map || q->is_struct)
         fail(field(at + ".param") + " is " + json_quoted(f.same_as) + ": " +
              (q ? std::string("that entry of \"params\" is not a scalar") : "no entry of \"params\" has that name") +
@@ -1077,9 +1078,7 @@ void resolve_struct(Spec& s, ParamSpec& p, const std::string& where) {
       continue;
     }
     if (f.pointee.empty()) continue;
-    const ParamSpec* t = nullptr;
-    for (const ParamSpec& q : s.params)
-      if (q.name == f.pointee) t = &q;
+    const ParamSpec* t = param_named(s, f.pointee);
     if (!t || !t->tensor)
       fail(field(at + ".tensor") + " is " + json_quoted(f.pointee) + ": " +
            (t ? std::string("that entry of \"params\" is not a tensor") : "no tensor of \"params\" has that name") +
@@ -1806,12 +1805,6 @@ TensorArg tensor_of(const ParamSpec& p) {
   t.init_value = p.init_value;
   t.init_inf = p.init_inf;
   return t;
-}
-
-const ParamSpec* param_named(const Spec& s, const std::string& name) {
-  for (const ParamSpec& p : s.params)
-    if (p.name == name) return &p;
-  return nullptr;
 }
 
 // A tensor map's argument carries its tensor (spec_of checked that it is
