@@ -73,6 +73,25 @@ const TensorArg* tensor_of(const LaunchArg& a) {
   return nullptr;
 }
 
+// A launch's arguments with each by-value struct replaced by its fields: what
+// holds tensors, maps and scalars.
+std::vector<const LaunchArg*> leaves(const Launch& l) {
+  std::vector<const LaunchArg*> out;
+  for (const LaunchArg& a : l.args)
+    if (a.is_struct)
+      for (const LaunchArg& f : a.fields) out.push_back(&f);
+    else
+      out.push_back(&a);
+  return out;
+}
+
+// The element type of the tensor `name` as the kernel's launch gives it.
+DType tensor_dtype(const Launch& l, const std::string& name) {
+  for (const LaunchArg* a : leaves(l))
+    if (const TensorArg* t = tensor_of(*a); t && t->name == name) return t->dtype;
+  return DType::F32;
+}
+
 // A trial's inputs, the same for both kernels: the initial bytes of each
 // tensor by name, and the value of each symbolic float scalar.
 struct TrialInputs {
@@ -103,7 +122,8 @@ std::uint64_t name_seed(const std::string& name, std::uint64_t seed) {
 std::string make_inputs(const std::vector<const Prepared*>& kernels, const TrialKind& kind, std::uint64_t seed,
                         TrialInputs* in) {
   for (const Prepared* k : kernels)
-    for (const LaunchArg& a : k->launch.args) {
+    for (const LaunchArg* arg : leaves(k->launch)) {
+      const LaunchArg& a = *arg;
       if (a.symbolic && !in->scalars.count(a.tensor.name)) {
         // A float scalar the proof held symbolic (a scale, an epsilon): a
         // value of about 1, the same for both kernels.
@@ -176,6 +196,52 @@ void leak_after_hang(T&& owned) {
   new std::decay_t<T>(std::forward<T>(owned));
 }
 
+// The bytes the kernel receives for one argument (not a struct: a field of
+// one is passed here): a tensor map encoded over its tensor's device buffer,
+// a device address, or a scalar's bits in `type` (a symbolic float: the
+// trial's value in that float type).
+bool arg_bytes(const cuda::Gpu& gpu, const LaunchArg& a, DType type,
+               const std::map<std::string, cuda::DeviceBuffer>& buffers, const TrialInputs& in,
+               std::vector<std::uint8_t>* out, std::string* why) {
+  if (a.is_tensor_map) {
+    const TensorMap& m = a.map;
+    cuda::TensorMapTiled desc;
+    desc.dtype = map_dtype(a.tensor.dtype);
+    desc.global_address = buffers.at(a.tensor.name).address();
+    desc.dims = m.dims;
+    desc.strides = m.strides;
+    if (desc.strides.empty() && m.dims.size() > 1) {  // packed, innermost first
+      std::uint64_t s = dtype_bytes(a.tensor.dtype);
+      for (std::size_t dim = 0; dim + 1 < m.dims.size(); ++dim) desc.strides.push_back(s *= m.dims[dim]);
+    }
+    desc.box = m.box;
+    desc.element_strides = m.element_strides;
+    desc.swizzle = cuda::TensorMapSwizzle(std::uint32_t(m.swizzle));
+    desc.interleave = std::uint32_t(m.interleave);
+    desc.l2_promotion = std::uint32_t(m.l2_promotion);
+    desc.oob_fill = std::uint32_t(m.oob_fill);
+    std::optional<cuda::CuTensorMap> map = cuda::encode_tensor_map_tiled(gpu, desc, why);
+    if (!map) {
+      *why = "tensor map: " + *why;
+      return false;
+    }
+    *out = cuda::arg(*map);
+  } else if (a.null_pointer) {
+    *out = cuda::arg(std::uint64_t(0));
+  } else if (a.is_tensor) {
+    *out = cuda::arg(buffers.at(a.tensor.name).address());
+  } else {
+    out->assign(std::max<std::size_t>(1, dtype_bytes(type)), 0);
+    if (a.symbolic) {
+      oracle::encode(dtype_is_float(type) ? type : a.tensor.dtype, in.scalars.at(a.tensor.name), out->data());
+    } else {
+      const std::uint64_t bits = std::uint64_t(a.scalar);
+      std::memcpy(out->data(), &bits, std::min<std::size_t>(out->size(), sizeof bits));  // little-endian
+    }
+  }
+  return true;
+}
+
 KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, double timeout) {
   KernelRun r;
   std::string why;
@@ -198,8 +264,8 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
   // share it, as in the evaluator).
   std::map<std::string, cuda::DeviceBuffer> buffers;
   std::map<std::string, const TensorArg*> tensors;
-  for (const LaunchArg& a : k.launch.args) {
-    const TensorArg* t = tensor_of(a);
+  for (const LaunchArg* a : leaves(k.launch)) {
+    const TensorArg* t = tensor_of(*a);
     if (!t || buffers.count(t->name)) continue;
     const std::vector<std::uint8_t>& init = in.tensors.at(t->name);
     std::optional<cuda::DeviceBuffer> b = cuda::DeviceBuffer::alloc(gpu, std::max<std::size_t>(init.size(), 16), &why);
@@ -214,49 +280,30 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
   for (std::size_t i = 0; i < k.launch.args.size() && i < k.program.params.size(); ++i) {
     const LaunchArg& a = k.launch.args[i];
     const ParamDecl& d = k.program.params[i];
-    if (a.is_struct) {  // its bytes would need the device addresses and encoded maps of its fields
-      r.error = k.role + ": parameter '" + d.name + "' is a by-value struct, which GPU runs do not launch yet";
+    std::vector<std::uint8_t> bytes;
+    if (a.is_struct) {
+      // Its bytes, field by field at their offsets; bytes no field covers
+      // are undefined for the evaluator, which reports a kernel that reads
+      // them: zero here.
+      bytes.assign(a.struct_bytes, 0);
+      for (std::size_t f = 0; f < a.fields.size() && f < a.layout.size(); ++f) {
+        const LaunchArg::Field& at = a.layout[f];
+        std::vector<std::uint8_t> field;
+        if (!arg_bytes(gpu, a.fields[f], at.dtype, buffers, in, &field, &why)) {
+          r.error = k.role + ": field '" + at.name + "' of parameter '" + d.name + "': " + why;
+          return r;
+        }
+        if (std::uint64_t(at.offset) + field.size() > bytes.size()) {
+          r.error = k.role + ": field '" + at.name + "' lies outside parameter '" + d.name + "'";
+          return r;
+        }
+        std::memcpy(bytes.data() + at.offset, field.data(), field.size());
+      }
+    } else if (!arg_bytes(gpu, a, d.dtype, buffers, in, &bytes, &why)) {
+      r.error = k.role + ": parameter '" + d.name + "': " + why;
       return r;
     }
-    if (a.is_tensor_map) {
-      const TensorMap& m = a.map;
-      cuda::TensorMapTiled desc;
-      desc.dtype = map_dtype(a.tensor.dtype);
-      desc.global_address = buffers.at(a.tensor.name).address();
-      desc.dims = m.dims;
-      desc.strides = m.strides;
-      if (desc.strides.empty() && m.dims.size() > 1) {  // packed, innermost first
-        std::uint64_t s = dtype_bytes(a.tensor.dtype);
-        for (std::size_t dim = 0; dim + 1 < m.dims.size(); ++dim) desc.strides.push_back(s *= m.dims[dim]);
-      }
-      desc.box = m.box;
-      desc.element_strides = m.element_strides;
-      desc.swizzle = cuda::TensorMapSwizzle(std::uint32_t(m.swizzle));
-      desc.interleave = std::uint32_t(m.interleave);
-      desc.l2_promotion = std::uint32_t(m.l2_promotion);
-      desc.oob_fill = std::uint32_t(m.oob_fill);
-      std::optional<cuda::CuTensorMap> map = cuda::encode_tensor_map_tiled(gpu, desc, &why);
-      if (!map) {
-        r.error = k.role + ": tensor map '" + d.name + "': " + why;
-        return r;
-      }
-      args.push_back(cuda::arg(*map));
-    } else if (a.null_pointer) {
-      args.push_back(cuda::arg(std::uint64_t(0)));
-    } else if (a.is_tensor) {
-      args.push_back(cuda::arg(buffers.at(a.tensor.name).address()));
-    } else {
-      // A scalar: its bits in the parameter's width (a symbolic float: the
-      // trial's value in the parameter's float type).
-      std::vector<std::uint8_t> bytes(std::max<std::size_t>(1, dtype_bytes(d.dtype)), 0);
-      if (a.symbolic) {
-        oracle::encode(dtype_is_float(d.dtype) ? d.dtype : a.tensor.dtype, in.scalars.at(a.tensor.name), bytes.data());
-      } else {
-        const std::uint64_t bits = std::uint64_t(a.scalar);
-        std::memcpy(bytes.data(), &bits, std::min<std::size_t>(bytes.size(), sizeof bits));  // little-endian
-      }
-      args.push_back(std::move(bytes));
-    }
+    args.push_back(std::move(bytes));
   }
   cuda::LaunchConfig cfg;
   cfg.grid = k.launch.grid;
@@ -530,9 +577,7 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
         for (const auto& [name, bytes] : a.outputs) {
           auto other = b.outputs.find(name);
           if (other == b.outputs.end()) continue;
-          DType dt = DType::F32;
-          for (const LaunchArg& la : ref.launch.args)
-            if (const TensorArg* ta = tensor_of(la); ta && ta->name == name) dt = ta->dtype;
+          const DType dt = tensor_dtype(ref.launch, name);
           oracle::CompareOptions co;
           co.tolerance = options.tolerance;
           DifferentialTrial::Output o{name, oracle::compare_bytes(dt, bytes, other->second, co)};
@@ -540,8 +585,8 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
             auto xs = exact->outputs.find(name);
             if (xs != exact->outputs.end()) {
               oracle::InputValues values;
-              for (const LaunchArg& la : ref.launch.args) {
-                const TensorArg* ta = tensor_of(la);
+              for (const LaunchArg* la : leaves(ref.launch)) {
+                const TensorArg* ta = tensor_of(*la);
                 if (ta && (ta->role == Role::In || ta->role == Role::InOut || ta->init == TensorInit::Input))
                   values[ta->name] = oracle::decode_all(ta->dtype, in.tensors.at(ta->name));
               }
@@ -579,9 +624,7 @@ DifferentialReport differential_test(const Spec& spec, const DifferentialOptions
             for (const auto& [name, bytes] : a2.outputs) {
               auto other = b2.outputs.find(name);
               if (other == b2.outputs.end()) continue;
-              DType dt = DType::F32;
-              for (const LaunchArg& la : ref.launch.args)
-                if (const TensorArg* ta = tensor_of(la); ta && ta->name == name) dt = ta->dtype;
+              const DType dt = tensor_dtype(ref.launch, name);
               left += nonfinite_where_finite(dt, bytes, other->second);
             }
             t.hazards_scaled = std::int64_t(left);
@@ -672,7 +715,8 @@ ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, i
     r.error = make_inputs({&ref, &opt}, zero, 1, &in);
     if (!r.error.empty()) return r;
     for (const Prepared* k : {&ref, &opt})
-      for (const LaunchArg& a : k->launch.args) {
+      for (const LaunchArg* arg : leaves(k->launch)) {
+        const LaunchArg& a = *arg;
         auto values = mismatch.inputs.find(a.tensor.name);
         if (values == mismatch.inputs.end()) continue;
         if (a.symbolic) {
@@ -696,9 +740,7 @@ ReplayReport replay_counterexample(const Spec& spec, const Mismatch& mismatch, i
       r.error = "output '" + mismatch.output + "' was not downloaded";
       return r;
     }
-    DType dt = DType::F32;
-    for (const LaunchArg& la : ref.launch.args)
-      if (const TensorArg* ta = tensor_of(la); ta && ta->name == mismatch.output) dt = ta->dtype;
+    const DType dt = tensor_dtype(ref.launch, mismatch.output);
     const std::vector<double> xs = oracle::decode_all(dt, x->second), ys = oracle::decode_all(dt, y->second);
     if (mismatch.element >= xs.size() || mismatch.element >= ys.size()) {
       r.error = "the element is outside the output";

@@ -644,9 +644,10 @@ class Matcher {
       : fn_(fn),
         index_(index),
         form_(form),
-        claimed_(claimed),
-        reg_(std::size_t(form.regs)),
-        label_(std::size_t(form.labels)) {}
+        claimed_(claimed) {
+    b_.reg.resize(std::size_t(form.regs));
+    b_.label.resize(std::size_t(form.labels));
+  }
 
   // Matches the form with its first instruction at statement `start`;
   // fills the statements it covers (M) and the input / output operands.
@@ -682,7 +683,7 @@ class Matcher {
             for (std::size_t d : fs.after) ready &= at[d] != SIZE_MAX;
             if (!ready) continue;
             if (fs.label ? s.kind == Statement::Kind::Label &&
-                               bind(label_, label_of_, std::size_t(fs.label_id), s.label)
+                               bind(b_.label, b_.label_of, std::size_t(fs.label_id), s.label)
                          : s.kind == Statement::Kind::Instruction && match(s.instr, fs, k))
               hit = c;
           }
@@ -721,8 +722,8 @@ class Matcher {
   // The statement that becomes the function's instruction: the form's last
   // instruction, which writes the output last.
   std::size_t last_instruction() const { return last_; }
-  const ptx::Operand* input() const { return input_; }
-  const ptx::Operand* scale() const { return scale_; }
+  const ptx::Operand* input() const { return b_.input; }
+  const ptx::Operand* scale() const { return b_.scale; }
   const ptx::Operand* output() const { return &fn_.body[last_instruction()].instr.operands[0]; }
 
  private:
@@ -743,50 +744,45 @@ class Matcher {
     return true;
   }
 
+  // Whether register `o` is set once, by an unguarded move of a constant that
+  // `wanted` accepts, at a statement that runs before `at` on every path;
+  // that move then goes with the form (constants_).
+  template <class Wanted>
+  bool constant_def(const ptx::Operand& o, std::size_t at, Wanted wanted) {
+    auto d = index_.defs.find(o.name);
+    if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at || !index_.dominates(fn_, d->second.at, at))
+      return false;
+    const Instruction& mv = fn_.body[d->second.at].instr;
+    if (!constant_move(mv) || !mv.guard.empty() || !wanted(mv.operands[1])) return false;
+    constants_.push_back(d->second.at);
+    return true;
+  }
+
   bool operand(const ptx::Operand& o, const FOperand& f, bool written, std::size_t at) {
     switch (f.kind) {
-      case FOperand::Label: return o.kind == PK::Name && bind(label_, label_of_, std::size_t(f.value), o.name);
+      case FOperand::Label: return o.kind == PK::Name && bind(b_.label, b_.label_of, std::size_t(f.value), o.name);
       case FOperand::Imm:
         if (o.kind == f.imm_kind) return o.value == f.value;
-        if (o.kind == PK::Name) {  // a register set once, before, from the same constant
-          auto d = index_.defs.find(o.name);
-          if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at || !index_.dominates(fn_, d->second.at, at))
-            return false;
-          const Instruction& mv = fn_.body[d->second.at].instr;
-          if (!constant_move(mv) || mv.operands[1].kind != f.imm_kind || mv.operands[1].value != f.value ||
-              !mv.guard.empty())
-            return false;
-          constants_.push_back(d->second.at);
-          return true;
-        }
+        if (o.kind == PK::Name)  // a register set once, before, from the same constant
+          return constant_def(o, at, [&](const ptx::Operand& c) { return c.kind == f.imm_kind && c.value == f.value; });
         return false;
       case FOperand::Scale: {
         // A positive finite float: c (-inf) = -inf, which the form's select keeps.
         auto positive = [](const ptx::Operand& v) {
           return v.kind == PK::F32Bits && v.value > 0 && v.value < 0x7f800000;
         };
-        if (scale_) return o.kind == scale_->kind && o.name == scale_->name && o.value == scale_->value;
-        if (o.kind == PK::Name) {
-          auto d = index_.defs.find(o.name);
-          if (d == index_.defs.end() || d->second.count != 1 || d->second.at >= at ||
-              !index_.dominates(fn_, d->second.at, at))
-            return false;
-          const Instruction& mv = fn_.body[d->second.at].instr;
-          if (!constant_move(mv) || !mv.guard.empty() || !positive(mv.operands[1])) return false;
-          constants_.push_back(d->second.at);
-        } else if (!positive(o)) {
-          return false;
-        }
-        scale_ = &o;
+        if (b_.scale) return o.kind == b_.scale->kind && o.name == b_.scale->name && o.value == b_.scale->value;
+        if (o.kind == PK::Name ? !constant_def(o, at, positive) : !positive(o)) return false;
+        b_.scale = &o;
         return true;
       }
       case FOperand::Reg:
         if (o.kind != PK::Name || !o.pred_out.empty()) return false;
         // Only a destination or the input may be met first here: the form
         // reads every other register after writing it.
-        if (reg_[std::size_t(f.value)].empty() && !written && f.value != 0) return false;
-        if (!bind(reg_, reg_of_, std::size_t(f.value), o.name)) return false;
-        if (f.value == 0 && !input_) input_ = &o;
+        if (b_.reg[std::size_t(f.value)].empty() && !written && f.value != 0) return false;
+        if (!bind(b_.reg, b_.reg_of, std::size_t(f.value), o.name)) return false;
+        if (f.value == 0 && !b_.input) b_.input = &o;
         return true;
     }
     return false;
@@ -801,27 +797,17 @@ class Matcher {
     const bool commutes = fs.ops.size() >= 3 && (starts_with(fs.opcode, "add.") || starts_with(fs.opcode, "mul.") ||
                                                  starts_with(fs.opcode, "fma."));
     for (int swapped = 0; swapped <= int(commutes); ++swapped) {
-      const auto saved_reg = reg_;
-      const auto saved_label = label_;
-      const auto saved_reg_of = reg_of_;
-      const auto saved_label_of = label_of_;
+      const Bindings saved = b_;
       const std::size_t saved_constants = constants_.size();
-      const ptx::Operand* saved_input = input_;
-      const ptx::Operand* saved_scale = scale_;
-      bool ok = fs.guard < 0 || bind(reg_, reg_of_, std::size_t(fs.guard), in.guard);
+      bool ok = fs.guard < 0 || bind(b_.reg, b_.reg_of, std::size_t(fs.guard), in.guard);
       for (std::size_t i = 0; ok && i < fs.ops.size(); ++i) {
         std::size_t src = i;
         if (swapped && (i == 1 || i == 2)) src = 3 - i;
         ok = operand(in.operands[src], fs.ops[i], i == 0 && !fs.branch, at);
       }
       if (ok) return true;
-      reg_ = saved_reg;
-      label_ = saved_label;
-      reg_of_ = saved_reg_of;
-      label_of_ = saved_label_of;
+      b_ = saved;
       constants_.resize(saved_constants);
-      input_ = saved_input;
-      scale_ = saved_scale;
     }
     return false;
   }
@@ -829,7 +815,7 @@ class Matcher {
   // The conditions under which replacing the covered statements by one
   // instruction at the last of them computes what they did.
   bool check() {
-    if (!input_ || reg_[0].empty() || reg_[1].empty()) return false;
+    if (!b_.input || b_.reg[0].empty() || b_.reg[1].empty()) return false;
     std::vector<std::size_t> m = covered_;
     std::sort(m.begin(), m.end());
     const std::size_t first = m.front(), last = m.back();
@@ -856,18 +842,18 @@ class Matcher {
     std::sort(m.begin(), m.end());
     m.erase(std::unique(m.begin(), m.end()), m.end());
     // The form's own registers: named nowhere else in the body.
-    for (std::size_t i = 2; i < reg_.size(); ++i)
-      if (!reg_[i].empty())
-        for (std::uint32_t u : mentions(reg_[i]))
+    for (std::size_t i = 2; i < b_.reg.size(); ++i)
+      if (!b_.reg[i].empty())
+        for (std::uint32_t u : mentions(b_.reg[i]))
           if (!in_form(u)) return false;
     // The output: no other statement names it while the form runs.
-    for (std::uint32_t u : mentions(reg_[1]))
+    for (std::uint32_t u : mentions(b_.reg[1]))
       if (u >= first && u <= last && !in_form(u)) return false;
     // The input: not written while the form runs.
     for (std::size_t i = first; i <= last; ++i)
-      if (fn_.body[i].kind == Statement::Kind::Instruction && writes(fn_.body[i].instr, reg_[0])) return false;
+      if (fn_.body[i].kind == Statement::Kind::Instruction && writes(fn_.body[i].instr, b_.reg[0])) return false;
     // Its labels: reached by its own branches only.
-    for (std::string_view l : label_)
+    for (std::string_view l : b_.label)
       if (auto it = index_.branches_to.find(l); it != index_.branches_to.end())
         for (std::uint32_t b : it->second)
           if (!in_form(b)) return false;
@@ -879,13 +865,17 @@ class Matcher {
   BodyIndex& index_;
   const Form& form_;
   const std::vector<bool>& claimed_;
-  std::vector<std::string_view> reg_, label_;  // form register / label -> the kernel's
-  std::unordered_map<std::string_view, std::size_t> reg_of_, label_of_;
+  // What an instruction's match binds: undone as one when it fails.
+  struct Bindings {
+    std::vector<std::string_view> reg, label;  // form register / label -> the kernel's
+    std::unordered_map<std::string_view, std::size_t> reg_of, label_of;
+    const ptx::Operand* input = nullptr;
+    const ptx::Operand* scale = nullptr;  // the sunk product's constant, as the kernel writes it
+  };
+  Bindings b_;
   std::vector<std::size_t> covered_;    // the kernel statements matched, in the form's order
   std::vector<std::size_t> inside_;     // skipped inside the form's branches (constant moves)
   std::vector<std::size_t> constants_;  // moves that set registers read as the form's constants
-  const ptx::Operand* input_ = nullptr;
-  const ptx::Operand* scale_ = nullptr;  // the sunk product's constant, as the kernel writes it
   std::size_t last_ = 0;
 };
 

@@ -142,3 +142,26 @@ TEST_CASE("gpu: with the exact reference, each kernel's float error is measured 
   CHECK(out.ref_exact->correctly_rounded > 0);  // some of a 20-term f32 dot product's results are correctly rounded
   CHECK(out.opt_exact->count(oracle::Hazard::NanOutput) == 0);
 }
+
+TEST_CASE("gpu: a by-value struct is launched with its fields' bytes: pointers, a symbolic scale, a tensor map") {
+  if (!have_gpu()) return;
+  const std::string cases = std::string(TILEVERIFY_TEST_DIR) + "/cases/structs/";
+  // scale_struct reads its sizes, pointers, alpha and strides from a 40-byte
+  // struct; wrong bytes at any field make it differ from scale_ref or fault.
+  const DifferentialReport plain = differential_test(spec_at(cases + "scale.json"));
+  INFO(plain.text());
+  CHECK(plain.verdict == DifferentialVerdict::Agree);
+  CHECK(!plain.trials.empty());
+  // A CUtensorMap at byte 0 of a 256-byte struct, the output pointer at 128.
+  const DifferentialReport tma = differential_test(spec_at(cases + "rows_tma.json"));
+  INFO(tma.text());
+  CHECK(tma.verdict == DifferentialVerdict::Agree);
+  // The struct's m is 4 where the reference's is 2: the rows past 2 differ.
+  Spec wrong = spec_at(cases + "scale.json");
+  for (ParamSpec& p : wrong.params)
+    for (ParamSpec& f : p.fields)
+      if (f.name == "m" || f.name == "params.m") f.value = 2;
+  const DifferentialReport differ = differential_test(wrong);
+  INFO(differ.text());
+  CHECK(differ.verdict == DifferentialVerdict::Differ);
+}
