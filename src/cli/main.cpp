@@ -13,6 +13,7 @@
 // the requested format, with an exit code a script can act on.
 #include "args.hpp"
 #include "merge.hpp"
+#include "progress.hpp"
 
 #include "tileverify/differential.hpp"
 #include "tileverify/equiv.hpp"
@@ -616,18 +617,12 @@ int main(int argc, char** argv) {
     deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(timeout));
 
-  // "ctas": "all" over a large grid: a progress line every 2 s too.
-  auto grid_last = start;
+  // Progress on stderr for checks that take a while (docs/cli.md, "Progress"):
+  // the CTAs of a whole grid run, then the outputs decided.
+  cli::Progress progress(start, stderr, isatty(2));
   std::function<void(std::uint64_t, std::uint64_t)> grid_progress;
   if (!quiet)
-    grid_progress = [&](std::uint64_t done, std::uint64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - grid_last < std::chrono::seconds(2)) return;
-      grid_last = now;
-      std::fprintf(stderr, "tileverify: ran %llu of %llu CTAs (%.0f s)%s", (unsigned long long)done,
-                   (unsigned long long)total, std::chrono::duration<double>(now - start).count(),
-                   isatty(2) ? "\r" : "\n");
-    };
+    grid_progress = [&](std::uint64_t done, std::uint64_t total) { progress.update("ran", "CTAs", done, total); };
 
   // One check of one spec, at the sizes it was evaluated at.
   auto run_spec = [&](tileverify::Spec spec) -> Report {
@@ -648,19 +643,9 @@ int main(int argc, char** argv) {
       limits.shard_count = shard_count;
       // --timeout bounds the whole check, and also any one output.
       if (timeout > 0) limits.timeout_seconds = std::min(limits.timeout_seconds, timeout);
-      // Progress on stderr for checks that take a while: a line every 2 s.
-      auto last = start;
-      bool printed = false;
       if (!quiet)
         limits.progress = [&](std::size_t done, std::size_t total) {
-          auto now = std::chrono::steady_clock::now();
-          if (done < total && now - last < std::chrono::seconds(2)) return;
-          if (done == total && !printed) return;
-          last = now;
-          printed = true;
-          std::fprintf(stderr, "tileverify: decided %zu of %zu outputs (%.0f s)%s", done, total,
-                       std::chrono::duration<double>(now - start).count(), isatty(2) ? "\r" : "\n");
-          if (done == total && isatty(2)) std::fputc('\n', stderr);
+          progress.update("decided", "outputs", done, total);
         };
       return tileverify::check_equivalence(spec, limits);
     }
@@ -707,7 +692,9 @@ int main(int argc, char** argv) {
   if (shapes_text)
     return run_suite(spec_path, shapes_boundary, sizes, as_json, deadline,
                      [&](const tileverify::Spec& spec, std::string* headline) {
-                       return guarded([&] { return run_spec(spec); }, headline);
+                       Report r = guarded([&] { return run_spec(spec); }, headline);
+                       progress.end_line();
+                       return r;
                      });
 
   std::string headline;
@@ -721,6 +708,7 @@ int main(int argc, char** argv) {
         return run_spec(*loaded.spec);
       },
       &headline);
+  progress.end_line();  // the report starts on a line of its own
   if (gpu && used && headline.empty()) {
     // The GPU's view, after the proof's report: evidence beside the verdict,
     // which it leaves as it is (docs/cuda.md, "equiv --gpu").
