@@ -182,10 +182,36 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     if (k.fallback.empty() && k.diagnostics.empty()) spread(programs[i], launches[i], k, run.deadline);
     r.stats.eval_seconds += since(t0);
     (i == 0 ? r.stats.ref : r.stats.opt) = k.stats;
-    if (!k.fallback.empty()) {
-      *why = kernels[i].second + ": " + k.fallback;
+  }
+  // One kernel without classes: it runs CTA by CTA and the other keeps its
+  // classes (an equivalence check done whole; a shard's plan and `check`
+  // keep the one grid run for both). Both without: the caller's grid run.
+  std::optional<std::size_t> by_grid;
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    if (ks[i].fallback.empty()) continue;
+    const std::size_t other = 1 - i;
+    if (!limits || sharded || ks.size() != 2 || by_grid || !ks[other].fallback.empty() ||
+        !ks[other].diagnostics.empty()) {
+      *why = kernels[i].second + ": " + ks[i].fallback;
+      if (!ks[other].fallback.empty() && other > i) *why += "; " + kernels[other].second + ": " + ks[other].fallback;
       return std::nullopt;
     }
+    by_grid = i;
+  }
+  if (by_grid) {
+    const std::size_t i = *by_grid;
+    std::vector<std::string> tensors;
+    for (const CtaClass& cl : ks[1 - i].classes)
+      for (const auto& kv : cl.shifts.front()) tensors.push_back(kv.first);
+    const std::string fallback = ks[i].fallback;
+    auto t0 = std::chrono::steady_clock::now();
+    ks[i] = as_grid_classes(run_grid(programs[i], launches[i], dom, run), tensors);
+    r.stats.eval_seconds += since(t0);
+    (i == 0 ? r.stats.ref : r.stats.opt) = ks[i].stats;
+    r.cta_classes_unused = kernels[i].second + ": " + fallback;
+  }
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const KernelClasses& k = ks[i];
     take_diagnostics(r, k.diagnostics, kernels[i].second);
     take_notes(r, k.notes, kernels[i].second);
     for (const CtaClassSummary& s : summarize(k, kernels[i].second)) r.cta_classes.push_back(s);
@@ -216,7 +242,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   // The representatives' outputs a shard needs, run symbolically now.
   auto need = [&](std::size_t k, std::uint32_t cls) -> bool {
     CtaClass& cl = ks[k].classes[cls];
-    if (!cl.outputs.empty()) return true;
+    if (!cl.outputs.empty() || ks[k].by_grid) return true;
     auto t0 = std::chrono::steady_clock::now();
     Launch l = launches[k];
     l.cta = cl.log->cta();
@@ -240,6 +266,14 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     if (cv.elem >= out.size() || !out[cv.elem]) throw std::runtime_error("a class's output element has no value");
     return *out[cv.elem];
   };
+  // The CTA that wrote output element e of `name` (the cover's member, or
+  // in a grid run the writer itself).
+  auto writer = [&](const KernelClasses& k, const Cover& cv, const std::string& name, std::uint64_t e) -> Dim3 {
+    if (!k.by_grid) return k.classes[cv.cls].members[cv.member];
+    auto it = k.writers.find(name);
+    if (it == k.writers.end() || e >= it->second.size() || !it->second[e]) return Dim3{0, 0, 0};
+    return *it->second[e];
+  };
   // The value at the element itself: the representative's moved by the member's shifts.
   auto real = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> std::optional<Expr> {
     auto moved =
@@ -261,7 +295,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     const std::optional<Expr> y = wa ? std::nullopt : real(b, o.cb, o.name);
     m.ref_expr = x ? abbreviate(c, *x) : "(not written)";
     m.opt_expr = y ? abbreviate(c, *y) : "(not written)";
-    m.cta = (wa ? a : b).classes[(wa ? o.ca : o.cb).cls].members[(wa ? o.ca : o.cb).member];
+    m.cta = writer(wa ? a : b, wa ? o.ca : o.cb, o.name, o.element);
     r.verdict = Outcome::NotEquivalent;
     r.mismatch = m;
     return r;
@@ -372,7 +406,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     Decision d = ds[j];
     if (x && y && refuted) d = decide_equal(c, *x, *y, dl);
     r.mismatch = mismatch_of(c, o.name, o.element, x ? *x : pairs[j].first, y ? *y : pairs[j].second, d);
-    r.mismatch->cta = a.classes[o.ca.cls].members[o.ca.member];
+    r.mismatch->cta = writer(a, o.ca, o.name, o.element);
     r.verdict = d.refuted() ? Outcome::NotEquivalent : Outcome::Unknown;
   }
   return r;

@@ -210,8 +210,32 @@ void spread(const Program& p, const Launch& l, KernelClasses& k,
   }
 }
 
+KernelClasses as_grid_classes(GridRun<Expr>&& g, const std::vector<std::string>& tensors) {
+  KernelClasses k;
+  k.by_grid = true;
+  k.stats = g.stats;
+  k.diagnostics = std::move(g.diagnostics);
+  k.notes = std::move(g.notes);
+  CtaClass c;
+  c.members.push_back(Dim3{0, 0, 0});  // unused: writers name each element's CTA
+  std::map<std::string, std::int64_t> zero;
+  for (const std::string& t : tensors) zero[t] = 0;
+  c.shifts.push_back(std::move(zero));
+  for (const auto& [name, values] : g.outputs) {
+    std::vector<Cover>& cv = k.covers[name];
+    cv.assign(values.size(), Cover{});
+    for (std::uint64_t e = 0; e < values.size(); ++e)
+      if (values[e]) cv[e] = Cover{0, 0, e};
+  }
+  c.outputs = std::move(g.outputs);
+  k.writers = std::move(g.writers);
+  k.classes.push_back(std::move(c));
+  return k;
+}
+
 std::vector<CtaClassSummary> summarize(const KernelClasses& k, const std::string& kernel) {
   std::vector<CtaClassSummary> out;
+  if (k.by_grid) return out;
   for (const CtaClass& c : k.classes) {
     CtaClassSummary s;
     s.kernel = kernel;

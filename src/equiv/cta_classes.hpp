@@ -4,6 +4,7 @@
 // why that is sound). Not public.
 #pragma once
 
+#include "grid.hpp"
 #include "internal.hpp"
 
 #include "../eval/cta_affine.hpp"
@@ -46,7 +47,18 @@ struct KernelClasses {
   std::uint64_t grid_ctas = 0;
   // Per output tensor, per element (spread).
   std::map<std::string, std::vector<Cover>> covers;
+  // A kernel run CTA by CTA beside another's classes (by_grid): one class
+  // with no representative, whose outputs are the whole grid's, each element
+  // its own (shift 0 for every tensor), and the CTA that wrote it.
+  bool by_grid = false;
+  std::map<std::string, std::vector<std::optional<Dim3>>> writers;
 };
+
+// A kernel's grid run (run_grid) as KernelClasses (by_grid): so that when one
+// kernel cannot use CTA classes the other still does (a naive reference
+// beside a TMA kernel runs one CTA, not its whole grid). `tensors`: the
+// global tensors the other kernel's classes shift, each 0 here.
+KernelClasses as_grid_classes(GridRun<Expr>&& g, const std::vector<std::string>& tensors);
 
 // Runs kernel p over the grid of launch l one class at a time: the first CTA
 // no class holds yet runs (symbolically, into dom) and takes into its class

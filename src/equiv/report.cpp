@@ -237,7 +237,8 @@ std::string Report::text() const {
     os << "  shard " << shard->index << " of " << shard->count << ": nothing to do here, shard 0 checks the whole grid"
        << (cta_classes_unused.empty() ? std::string() : " (" + cta_classes_unused + ")") << "\n";
   } else if (!cta_classes_unused.empty()) {
-    os << "  CTA by CTA (no CTA classes): " << cta_classes_unused << "\n";
+    // With classes listed above, the other kernel's grid ran CTA by CTA.
+    os << "  CTA by CTA" << (cta_classes.empty() ? " (no CTA classes)" : "") << ": " << cta_classes_unused << "\n";
   }
   if (shard && !(shard->whole && shard->index != 0))
     os << "  shard " << shard->index << " of " << shard->count << " (check " << shard->fingerprint << "): "

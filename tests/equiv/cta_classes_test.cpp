@@ -392,9 +392,43 @@ TEST_CASE("CTA classes: what the log cannot describe runs CTA by CTA") {
       CHECK(b.on.verdict == c.verdict);
       CHECK(b.off.verdict == c.verdict);
       CHECK_FALSE(b.on.cta_classes_unused.empty());
-      CHECK(b.on.cta_classes.empty());
+      // The kernel the log cannot describe has no classes (its reference,
+      // when it has them, keeps them).
+      CHECK(classes_of(b.on, "opt").empty());
     }
   }
+}
+
+TEST_CASE("CTA classes: beside a kernel that runs CTA by CTA (TMA), the other keeps its classes, with the same verdicts") {
+  // scale_half (4 CTAs, one class) against scale_rows_struct, whose TMA
+  // copies keep it off classes: the reference's one representative is
+  // renamed to every element the TMA kernel's grid run wrote.
+  struct Case {
+    const char* spec;
+    Outcome verdict;
+    const char* at;  // the mismatch's element, "" if none
+  };
+  for (const Case& c : std::vector<Case>{{"mixed_tma_ok.json", Outcome::Equivalent, ""},
+                                         {"mixed_tma_scale3.json", Outcome::NotEquivalent, "C[0]"},
+                                         {"mixed_tma_short.json", Outcome::NotEquivalent, "C[500]"},  // ref stops at 500
+                                         {"mixed_tma_rows16.json", Outcome::NotEquivalent, "C[256]"}}) {  // opt's 2nd CTA missing
+    const Both b = both(kCases / c.spec);
+    INFO(b.what);
+    check_agree(b);
+    CHECK(b.on.verdict == c.verdict);
+    CHECK(classes_of(b.on, "ref").size() >= 1);
+    CHECK(classes_of(b.on, "opt").empty());
+    CHECK(b.on.cta_classes_unused.find("the kernel has TMA copies") != std::string::npos);
+    if (*c.at) {
+      REQUIRE(b.on.mismatch.has_value());
+      CHECK(b.on.mismatch->output + "[" + std::to_string(b.on.mismatch->element) + "]" == c.at);
+    }
+  }
+  // The one-sided element's CTA is the writer in the TMA kernel's grid: row
+  // 31 is CTA 1's.
+  const Both shorter = both(kCases / "mixed_tma_short.json");
+  REQUIRE(shorter.on.mismatch.has_value());
+  CHECK(shorter.on.mismatch->cta.x == 1);
 }
 
 TEST_CASE("CTA classes: the classes of the tiled GEMM") {
