@@ -1157,19 +1157,7 @@ class Lowering final : public KernelLowering {
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), mask(ops[2])};
         break;
-      case Base::Mma:
-        need(pin, 4);
-        in.op = Opcode::Mma;
-        if (!has("row") || !has("col")) fail(pin.loc, "only mma.sync .row.col layouts are supported");
-        in.mode = std::uint8_t(has("m16n8k16") ? MmaShape::M16N8K16 : MmaShape::M16N8K8);
-        if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + str(pin.opcode) + "'");
-        in.type = DType::F32;
-        in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
-        set_dsts(in.dst, ops[0]);
-        in.src.reserve(ops[1].elements.size() + ops[2].elements.size() + ops[3].elements.size());
-        for (std::size_t i = 1; i < 4; ++i)
-          for (const auto& e : ops[i].elements) in.src.push_back(value(e));
-        break;
+      case Base::Mma: lower_mma(*this, pin, in, parts); break;
       case Base::LdMatrix:
         need(pin, 2);
         in.op = Opcode::LdMatrix;

@@ -180,6 +180,7 @@ class KernelLowering {
 // throws Failure.
 void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
 void lower_wgmma(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
+void lower_mma(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
 // mov d, %clock / %clock64 / %globaltimer{,_lo,_hi} as Opcode::Timer (lower_async.cpp); false
 // when the mov reads no timer (pin is then the caller's).
 bool lower_timer(KernelLowering& k, const Instruction& pin, Instr& in);
