@@ -10,3 +10,15 @@ extern "C" __global__ void gemm_nt_ref(int M, int N, int K, const __half* A, int
   for (int k = 0; k < K; ++k) acc += float(A[m + k * ldA]) * float(B[n + k * ldB]);
   C[m + n * ldC] = __float2half(float(alpha) * acc + float(beta) * float(C[m + n * ldC]));
 }
+
+// ---- sm80 section (CuTe's Ampere tutorial, sgemm_sm80.cu's half_t TN GEMM) ----
+// The TN layouts of that kernel: A is M x K and B is N x K, both K-major
+// (A(m,k) = A[k + m*ldA]), C column-major as above.
+extern "C" __global__ void gemm_tn_ref(int M, int N, int K, const __half* A, int ldA, const __half* B, int ldB,
+                                       __half* C, int ldC, __half alpha, __half beta) {
+  int m = blockIdx.x * blockDim.x + threadIdx.x, n = blockIdx.y;
+  if (m >= M || n >= N) return;
+  float acc = 0.f;
+  for (int k = 0; k < K; ++k) acc += float(A[k + m * ldA]) * float(B[k + n * ldB]);
+  C[m + n * ldC] = __float2half(float(alpha) * acc + float(beta) * float(C[m + n * ldC]));
+}
