@@ -189,7 +189,13 @@ class Lowering final : public KernelLowering {
     }
     for (const VarDecl& v : k.vars) add_var(&f, v);
     auto [marks, first_time] = idioms_.try_emplace(&k);
-    if (first_time) find_idioms(k, &marks->second);
+    if (first_time) {
+      find_idioms(k, &marks->second);
+      for (std::size_t i : find_tf32_rounding(k)) {
+        if (marks->second.empty()) marks->second.assign(k.body.size(), kNoIdiom);
+        marks->second[i] = kIdiomTf32;
+      }
+    }
     const std::vector<std::int32_t>& idiom = marks->second;  // empty: none in this body
     auto [math, new_plan] = math_.try_emplace(&k);
     if (new_plan) math->second = find_math_forms(k);
@@ -959,6 +965,13 @@ class Lowering final : public KernelLowering {
       in.src.push_back(tileverify::Operand{tileverify::Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0});
       return;
     }
+    if (idiom == kIdiomTf32) {  // x rounded to tf32 for an mma operand: x over the reals (lower_tf32.cpp)
+      in.op = Opcode::Mov;
+      in.type = DType::B32;
+      in.dst = {reg_of(pin.operands[0])};
+      in.src = {value(pin.operands[1])};
+      return;
+    }
     if (idiom == kIdiomEx2) {
       in.op = Opcode::Ex2;
       in.type = DType::F32;
@@ -1623,8 +1636,8 @@ class Lowering final : public KernelLowering {
   SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   // The expf idiom, by function body (found once, however often inlined):
-  // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.
-  static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2;
+  // per statement, kNoIdiom, kIdiomEx2, kIdiomTf32 or an index in idiom_regs_.
+  static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2, kIdiomTf32 = -3;
   std::map<const Kernel*, std::vector<std::int32_t>> idioms_;
   std::map<const Kernel*, MathPlan> math_;  // the math forms, by function body
   // decode()'s table: the entries, in the order first seen, never moved once
