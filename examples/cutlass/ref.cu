@@ -22,3 +22,20 @@ extern "C" __global__ void gemm_tn_ref(int M, int N, int K, const __half* A, int
   for (int k = 0; k < K; ++k) acc += float(A[k + m * ldA]) * float(B[k + n * ldB]);
   C[m + n * ldC] = __float2half(float(alpha) * acc + float(beta) * float(C[m + n * ldC]));
 }
+
+// ---- sm80 section (CUTLASS example 14's device::Gemm) ----
+// float A row-major M x K, B column-major K x N, C and D row-major M x N:
+// D[m*ldD + n] = alpha * sum_k A[m*ldA + k] * B[k + n*ldB] + beta * C[m*ldC + n].
+template <class T>
+__device__ void gemm_rcr(int M, int N, int K, const T* A, int ldA, const T* B, int ldB, const T* C, int ldC, T* D,
+                         int ldD, float alpha, float beta) {
+  int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (m >= M || n >= N) return;
+  float acc = 0.f;
+  for (int k = 0; k < K; ++k) acc += float(A[m * ldA + k]) * float(B[k + n * ldB]);
+  D[m * ldD + n] = T(alpha * acc + beta * float(C[m * ldC + n]));
+}
+extern "C" __global__ void gemm_rcr_f32_ref(int M, int N, int K, const float* A, int ldA, const float* B, int ldB,
+                                            const float* C, int ldC, float* D, int ldD, float alpha, float beta) {
+  gemm_rcr(M, N, K, A, ldA, B, ldB, C, ldC, D, ldD, alpha, beta);
+}
