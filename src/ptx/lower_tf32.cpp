@@ -8,8 +8,9 @@
 //   selp.b32     y, x, a, p;            then x itself
 // mma.sync .tf32 reads y as a tf32 value, which (PTX ISA, "Alternate
 // Floating-Point Data Formats") keeps the f32 sign and exponent and at least
-// 10 mantissa bits; the hardware reads the top 19 bits, so y there is x
-// rounded to the nearest tf32, ties away from zero. That is a conversion
+// 10 mantissa bits, its layout implementation-defined; an H200 ignores the
+// low 13 bits (tools/gpu_checks/tf32_rounding.cu), so y there is x rounded
+// to the nearest tf32, ties away from zero. That is a conversion
 // between float formats, the identity over the reals (architecture.md,
 // decision 1): y is x. This holds only where y is read as an mma.sync .tf32
 // A or B operand; anywhere else the bits plus 4096 are no rounding of x, so
