@@ -27,3 +27,6 @@ nvcc -ptx -O3 $CUTLASS_FLAGS "$CUTLASS/examples/14_ampere_tf32_tensorop_gemm/amp
 nvcc -O1 $CUTLASS_FLAGS -I "$CUTLASS/examples" \
   -DGEMM_SOURCE='"14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu"' params_sm80.cu -o params_sm80
 ./params_sm80 256 256 64 1 0
+# Its planted bug: the main loop's cp.async.wait_group 2 (the second) becomes 3.
+awk '/cp.async.wait_group 2;/ { n++; if (n == 2) sub(/wait_group 2;/, "wait_group 3;") } { print }' \
+  ampere_tf32_tensorop_gemm.ptx > ampere_tf32_tensorop_gemm_wait_group.ptx
