@@ -8,3 +8,25 @@ nvcc -ptx -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$CUTLASS/incl
 # The planted bug: each stage's expect_tx announces half the bytes.
 awk '/mov.u32.*, 32768;/ && n < 2 && NR < 3917 { sub(/32768;/, "16384;"); n++ } { print }' wgmma_tma_sm90.ptx > wgmma_tma_sm90_expect_tx.ptx
 nvcc -arch=sm_90a -ptx -O3 ref.cu -o ref.ptx
+
+# ---- sm80 section: CuTe's Ampere tutorial (sgemm_sm80.cu, its half_t TN kernel) ----
+nvcc -ptx -O3 -std=c++17 -arch=sm_80 --expt-relaxed-constexpr -I "$CUTLASS/include" -I "$CUTLASS/tools/util/include" \
+  "$CUTLASS/examples/cute/tutorial/sgemm_sm80.cu" -o sgemm_sm80.ptx
+# The planted bug: the main loop's cp.async.wait_group 1 (the second in the
+# file; the first is the prologue's) becomes wait_group 2.
+awk '/cp.async.wait_group 1;/ { n++; if (n == 2) sub(/wait_group 1;/, "wait_group 2;") } { print }' \
+  sgemm_sm80.ptx > sgemm_sm80_wait_group.ptx
+
+# ---- sm80 section: CUTLASS's example 14 (tf32 tensor cores, device::Gemm) ----
+# Compiled unedited. params_sm80.cu (host code) includes the example (its main
+# renamed) and prints the kernel's Params as the spec's "struct", at the
+# offsets this compiler gives them: the spec holds its output for 256 256 64 1 0.
+CUTLASS_FLAGS="-std=c++17 -arch=sm_80 --expt-relaxed-constexpr -I $CUTLASS/include -I $CUTLASS/tools/util/include -I $CUTLASS/examples/common"
+nvcc -ptx -O3 $CUTLASS_FLAGS "$CUTLASS/examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu" \
+  -o ampere_tf32_tensorop_gemm.ptx
+nvcc -O1 $CUTLASS_FLAGS -I "$CUTLASS/examples" \
+  -DGEMM_SOURCE='"14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu"' params_sm80.cu -o params_sm80
+./params_sm80 256 256 64 1 0
+# Its planted bug: the main loop's cp.async.wait_group 2 (the second) becomes 3.
+awk '/cp.async.wait_group 2;/ { n++; if (n == 2) sub(/wait_group 2;/, "wait_group 3;") } { print }' \
+  ampere_tf32_tensorop_gemm.ptx > ampere_tf32_tensorop_gemm_wait_group.ptx

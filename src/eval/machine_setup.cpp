@@ -329,12 +329,15 @@ void Machine<D>::setup_structs() {
         continue;
       }
       Val<V> v;
-      if (fa.is_tensor) {
+      // A null field first: LaunchArg::of_null keeps is_tensor's default
+      // (true), and read as a tensor it would be a pointer to a tensor named
+      // '' that compares unequal to 0 (CUTLASS tests its null alpha_ptr).
+      if (fa.null_pointer) {
+        v.kind = VKind::Int;
+        v.i = 0;
+      } else if (fa.is_tensor) {
         v.kind = VKind::Ptr;
         v.buf = tensor_memory(fa.tensor, "field '" + f.name + "' of the struct '" + pname + "'");
-        v.i = 0;
-      } else if (fa.null_pointer) {
-        v.kind = VKind::Int;
         v.i = 0;
       } else if (fa.symbolic) {
         v.kind = VKind::Float;

@@ -200,7 +200,12 @@ void Machine<D>::mma(const Instr& in, const std::vector<std::uint32_t>& group) {
   const int per = warp::mma_ab_elems_per_reg(ty);
   const int na = warp::mma_a_count(shape, ty), nb = warp::mma_b_count(shape, ty), nc = warp::mma_c_count(shape, ty);
   const std::size_t a0 = 0, b0 = std::size_t(na / per), c0 = b0 + std::size_t(nb / per);
-  if (in.src.size() != c0 + std::size_t(nc) || in.dst.size() != std::size_t(nc))
+  // An .f16 C or D packs its nc elements two to an .f16x2 register (element
+  // 2r low, 2r + 1 high); lower_mma.cpp has checked the counts against
+  // .ctype, so half as many C registers means an .f16 C.
+  const int per_d = in.type == DType::F16 ? 2 : 1;
+  const int per_c = in.src.size() == c0 + std::size_t(nc / 2) ? 2 : 1;
+  if (in.src.size() != c0 + std::size_t(nc / per_c) || in.dst.size() != std::size_t(nc / per_d))
     fail(DiagKind::Unsupported, t0, "mma.sync with the wrong number of fragment registers");
   std::vector<V> A(std::size_t(m * k)), B(std::size_t(k * n)), C(std::size_t(m * n));
   for (std::uint32_t t : group) {
@@ -215,7 +220,7 @@ void Machine<D>::mma(const Instr& in, const std::vector<std::uint32_t>& group) {
     }
     for (int i = 0; i < nc; ++i) {
       warp::RowCol rc = warp::mma_c(shape, ty, lane, i);
-      C[std::size_t(rc.row * n + rc.col)] = fragment(t, in.src, c0, i, 1, DType::F32);
+      C[std::size_t(rc.row * n + rc.col)] = fragment(t, in.src, c0, i, per_c, per_c == 2 ? DType::F16 : DType::F32);
     }
   }
   std::vector<V> acc(C);
@@ -223,10 +228,21 @@ void Machine<D>::mma(const Instr& in, const std::vector<std::uint32_t>& group) {
     for (int c = 0; c < n; ++c)
       acc[std::size_t(r * n + c)] =
           dot(acc[std::size_t(r * n + c)], &A[std::size_t(r * k)], 1, &B[std::size_t(c)], std::size_t(n), k);
+  auto d_elem = [&](std::uint32_t t, int i) {
+    warp::RowCol rc = warp::mma_c(shape, ty, int(t % 32), i);
+    return acc[std::size_t(rc.row * n + rc.col)];
+  };
   for (std::uint32_t t : group)
-    for (int i = 0; i < nc; ++i) {
-      warp::RowCol rc = warp::mma_c(shape, ty, int(t % 32), i);
-      set(t, in.dst[std::size_t(i)], float_val(acc[std::size_t(rc.row * n + rc.col)]));
+    for (std::size_t r = 0; r < in.dst.size(); ++r) {
+      if (per_d == 1) {
+        set(t, in.dst[r], float_val(d_elem(t, int(r))));
+        continue;
+      }
+      Val<V> pair;  // floats are reals: the .f16 result is the sum itself
+      pair.kind = VKind::Pair;
+      pair.f = d_elem(t, int(2 * r));
+      pair.g = d_elem(t, int(2 * r + 1));
+      set(t, in.dst[r], pair);
     }
 }
 

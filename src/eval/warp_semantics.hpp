@@ -181,8 +181,8 @@ constexpr bool lane_in_mask(int lane, unsigned mask) {
 // holds element 2r in its low half and 2r+1 in its high half; .tf32 and .f32
 // hold one element per .b32 register, element r in register r.
 // A is MxK (row-major indices), B is KxN, C and D are MxN and share a layout.
-// Only f32 accumulators are modelled (an .f16 C/D packs the same c0..c3 into
-// two .f16x2 registers, with the same row/col formulas).
+// An .f16 C/D packs the same c0..c3 into two .f16x2 registers, with the same
+// row/col formulas (Machine::mma reads and writes both).
 enum class MmaShape { M16N8K8, M16N8K16 };
 enum class MmaType { F16, BF16, TF32 };
 

@@ -189,7 +189,13 @@ class Lowering final : public KernelLowering {
     }
     for (const VarDecl& v : k.vars) add_var(&f, v);
     auto [marks, first_time] = idioms_.try_emplace(&k);
-    if (first_time) find_idioms(k, &marks->second);
+    if (first_time) {
+      find_idioms(k, &marks->second);
+      for (std::size_t i : find_tf32_rounding(k)) {
+        if (marks->second.empty()) marks->second.assign(k.body.size(), kNoIdiom);
+        marks->second[i] = kIdiomTf32;
+      }
+    }
     const std::vector<std::int32_t>& idiom = marks->second;  // empty: none in this body
     auto [math, new_plan] = math_.try_emplace(&k);
     if (new_plan) math->second = find_math_forms(k);
@@ -959,6 +965,13 @@ class Lowering final : public KernelLowering {
       in.src.push_back(tileverify::Operand{tileverify::Operand::Kind::Float, std::uint32_t(p_.constants.size() - 1), 0});
       return;
     }
+    if (idiom == kIdiomTf32) {  // x rounded to tf32 for an mma operand: x over the reals (lower_tf32.cpp)
+      in.op = Opcode::Mov;
+      in.type = DType::B32;
+      in.dst = {reg_of(pin.operands[0])};
+      in.src = {value(pin.operands[1])};
+      return;
+    }
     if (idiom == kIdiomEx2) {
       in.op = Opcode::Ex2;
       in.type = DType::F32;
@@ -1157,19 +1170,7 @@ class Lowering final : public KernelLowering {
         in.dst = {reg_of(ops[0])};
         in.src = {value(ops[1]), mask(ops[2])};
         break;
-      case Base::Mma:
-        need(pin, 4);
-        in.op = Opcode::Mma;
-        if (!has("row") || !has("col")) fail(pin.loc, "only mma.sync .row.col layouts are supported");
-        in.mode = std::uint8_t(has("m16n8k16") ? MmaShape::M16N8K16 : MmaShape::M16N8K8);
-        if (!has("m16n8k16") && !has("m16n8k8")) fail(pin.loc, "unsupported mma shape in '" + str(pin.opcode) + "'");
-        in.type = DType::F32;
-        in.src_type = has("bf16") ? DType::BF16 : has("tf32") ? DType::F32 : DType::F16;
-        set_dsts(in.dst, ops[0]);
-        in.src.reserve(ops[1].elements.size() + ops[2].elements.size() + ops[3].elements.size());
-        for (std::size_t i = 1; i < 4; ++i)
-          for (const auto& e : ops[i].elements) in.src.push_back(value(e));
-        break;
+      case Base::Mma: lower_mma(*this, pin, in, parts); break;
       case Base::LdMatrix:
         need(pin, 2);
         in.op = Opcode::LdMatrix;
@@ -1635,8 +1636,8 @@ class Lowering final : public KernelLowering {
   SharedString call_source_;                              // the CUDA line of the call being inlined
   std::uint32_t instances_ = 0;
   // The expf idiom, by function body (found once, however often inlined):
-  // per statement, kNoIdiom, kIdiomEx2 or an index in idiom_regs_.
-  static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2;
+  // per statement, kNoIdiom, kIdiomEx2, kIdiomTf32 or an index in idiom_regs_.
+  static constexpr std::int32_t kNoIdiom = -1, kIdiomEx2 = -2, kIdiomTf32 = -3;
   std::map<const Kernel*, std::vector<std::int32_t>> idioms_;
   std::map<const Kernel*, MathPlan> math_;  // the math forms, by function body
   // decode()'s table: the entries, in the order first seen, never moved once

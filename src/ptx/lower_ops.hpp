@@ -180,6 +180,11 @@ class KernelLowering {
 // throws Failure.
 void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
 void lower_wgmma(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
+void lower_mma(KernelLowering& k, const Instruction& pin, Instr& in, const OpParts& parts);
+// CUTLASS's f32 -> tf32 rounding before mma.sync .tf32 (lower_tf32.cpp): the
+// statements of fn to lower as `mov ops[0], ops[1]` (its add.s32 of 4096 to
+// the bits and its selp), in forms whose result only tf32 mma operands read.
+std::vector<std::size_t> find_tf32_rounding(const Kernel& fn);
 // mov d, %clock / %clock64 / %globaltimer{,_lo,_hi} as Opcode::Timer (lower_async.cpp); false
 // when the mov reads no timer (pin is then the caller's).
 bool lower_timer(KernelLowering& k, const Instruction& pin, Instr& in);
