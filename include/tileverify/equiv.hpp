@@ -347,6 +347,40 @@ struct PayloadOptions {
 };
 Report check_payloads(const Spec& spec, const PayloadOptions& options = {});
 
+// What an equivalence check of `spec` would cost, before it runs
+// (`tileverify equiv --estimate`, docs/cli.md "Estimating a check"): the
+// CTA classes of each kernel, found from concrete runs, and the first
+// symbolic run of each, measured; the check makes `runs` such runs per
+// kernel and keeps their expressions. Deciding the outputs is not
+// predicted: an identity hash-consing already shows costs microseconds,
+// an output that needs normal forms up to the per-output time limit.
+struct KernelEstimate {
+  std::string kernel;         // as reports name it ("ref (name)")
+  std::uint64_t ctas = 0;     // CTAs the check runs the kernel on (1 without "ctas": "all")
+  std::uint64_t classes = 0;  // its CTA classes (0: none)
+  std::string by_grid;        // why it runs CTA by CTA ("ctas": "all" without classes)
+  std::uint64_t runs = 0;     // symbolic runs the check makes: one per class, or per CTA (cluster)
+  Dim3 first;                 // the CTA of the run measured
+  double first_seconds = 0;   // its time
+  std::uint64_t first_bytes = 0;  // the expressions it added
+  bool finished = true;       // false: the deadline came first (first_seconds is then a lower bound)
+};
+struct CheckEstimate {
+  std::string spec;  // its path
+  std::vector<KernelEstimate> kernels;
+  std::uint64_t elements = 0;     // output elements compared (0: not planned)
+  std::uint64_t comparisons = 0;  // distinct comparisons after renaming (0: not planned)
+  double run_seconds = 0;         // predicted: every symbolic run
+  std::uint64_t memory_bytes = 0;  // predicted: the expressions they keep
+  bool lower_bound = false;       // a first run hit the deadline: at least these
+  std::string error;              // the spec or a kernel could not be read; nothing else is set
+  std::vector<Diagnostic> diagnostics;  // a bug found on the way (a race, ...): the check will report it
+  double seconds = 0;             // what the estimate took
+  std::string text() const;
+  std::string json() const;
+};
+CheckEstimate estimate_equivalence(const Spec& spec, const DecideLimits& limits = {});
+
 // The same for Programs built directly (compiler backends).
 Report check_equivalence(const Program& ref, const Launch& ref_launch, const Program& opt, const Launch& opt_launch,
                          const DecideLimits& limits = {});

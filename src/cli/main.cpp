@@ -501,6 +501,10 @@ int main(int argc, char** argv) {
                   "also run the kernels on the GPU: a not_equivalent counterexample is replayed in float; an "
                   "equivalent verdict gets a short float-hazard pass (docs/cuda.md)");
   equiv->add_option_function<std::string>("--device", into(device_text), "the CUDA device for --gpu (default 0)")->type_name("N");
+  bool estimate = false;
+  equiv->add_flag("--estimate", estimate,
+                  "decide nothing: find the CTA classes, time one symbolic run of each kernel and print what the "
+                  "check would take (docs/cli.md, \"Estimating a check\")");
   CLI::App* merge = app.add_subcommand(
       "merge", "combine the --json reports of the shards of a check run with --shard I/N into one verdict");
   std::vector<std::string> merge_paths;
@@ -696,6 +700,28 @@ int main(int argc, char** argv) {
                        progress.end_line();
                        return r;
                      });
+
+  if (estimate) {
+    if (shapes_text || shard_count > 1 || gpu) {
+      std::fprintf(stderr, "--estimate estimates one check: not with --shapes, --shard or --gpu\n");
+      return 4;
+    }
+    tileverify::SpecResult loaded = tileverify::load_spec(spec_path, sizes, deadline);
+    tileverify::CheckEstimate e;
+    e.spec = spec_path;
+    if (!loaded.spec) {
+      e.error = loaded.error;
+    } else {
+      tileverify::DecideLimits limits;
+      limits.deadline = deadline;
+      limits.max_memory_bytes = max_memory;
+      limits.cta_classes = !no_symmetry;
+      if (cta) loaded.spec->cta = cta_dims;
+      e = tileverify::estimate_equivalence(*loaded.spec, limits);
+    }
+    std::fputs((as_json ? e.json() : e.text()).c_str(), stdout);
+    return !e.error.empty() ? (loaded.timed_out ? 3 : 4) : e.diagnostics.empty() ? 0 : 2;
+  }
 
   std::string headline;
   std::optional<tileverify::Spec> used;  // the spec checked, for --gpu

@@ -18,6 +18,8 @@ double since(std::chrono::steady_clock::time_point t0);
 bool past(const std::optional<std::chrono::steady_clock::time_point>& deadline);
 // The options of one kernel run under a check's limits.
 RunOptions run_options(const RunLimits& l);
+// A check's limits as those of its kernel runs.
+RunLimits run_limits(const DecideLimits& d);
 // A check that ran out of time between its phases: Unknown, with what was done.
 void time_ran_out(Report& r, const std::string& what);
 // A run's diagnostics into the report, each message prefixed with `which`
