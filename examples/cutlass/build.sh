@@ -8,3 +8,9 @@ nvcc -ptx -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$CUTLASS/incl
 # The planted bug: each stage's expect_tx announces half the bytes.
 awk '/mov.u32.*, 32768;/ && n < 2 && NR < 3917 { sub(/32768;/, "16384;"); n++ } { print }' wgmma_tma_sm90.ptx > wgmma_tma_sm90_expect_tx.ptx
 nvcc -arch=sm_90a -ptx -O3 ref.cu -o ref.ptx
+
+# --- CuTe tutorial variants and planted bugs (the "cute" section) ---
+# A dropped consumer release: the consumers' mbarrier.arrive on
+# mma_barrier[read_pipe] (ConsumerBarType::arrive, the only arrive on
+# %r1177) deleted from the NT kernel.
+sed '/mbarrier.arrive.shared::cta.b64 _, \[%r1177\];/d' wgmma_tma_sm90.ptx > wgmma_tma_sm90_no_release.ptx
