@@ -14,3 +14,9 @@ nvcc -arch=sm_90a -ptx -O3 ref.cu -o ref.ptx
 # mma_barrier[read_pipe] (ConsumerBarType::arrive, the only arrive on
 # %r1177) deleted from the NT kernel.
 sed '/mbarrier.arrive.shared::cta.b64 _, \[%r1177\];/d' wgmma_tma_sm90.ptx > wgmma_tma_sm90_no_release.ptx
+# The TN kernel of wgmma_tma_sm90.cu is the second .entry of wgmma_tma_sm90.ptx
+# (gemm_tn_ref in ref.cu is its reference). The tutorial without TMA:
+nvcc -ptx -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$CUTLASS/include" -I "$CUTLASS/tools/util/include" \
+  "$CUTLASS/examples/cute/tutorial/hopper/wgmma_sm90.cu" -o wgmma_sm90.ptx
+# Its planted bug: the NT main loop's cp_async_wait<0>() (the file's first cp.async.wait_all) deleted.
+awk '/cp.async.wait_all;/ && !n { n = 1; next } { print }' wgmma_sm90.ptx > wgmma_sm90_no_wait.ptx
