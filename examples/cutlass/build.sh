@@ -20,3 +20,5 @@ nvcc -ptx -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$CUTLASS/incl
   "$CUTLASS/examples/cute/tutorial/hopper/wgmma_sm90.cu" -o wgmma_sm90.ptx
 # Its planted bug: the NT main loop's cp_async_wait<0>() (the file's first cp.async.wait_all) deleted.
 awk '/cp.async.wait_all;/ && !n { n = 1; next } { print }' wgmma_sm90.ptx > wgmma_sm90_no_wait.ptx
+# A parity flip: the consumers' read_state.phase() starts at 1 (its register, %r1494, initialised to 1).
+sed 's/^\tmov.u32 \t%r1494, %r1428;$/\tmov.u32 \t%r1494, 1;/' wgmma_tma_sm90.ptx > wgmma_tma_sm90_parity.ptx
