@@ -11,8 +11,8 @@ extern "C" __global__ void gemm_nt_ref(int M, int N, int K, const __half* A, int
   C[m + n * ldC] = __float2half(float(alpha) * acc + float(beta) * float(C[m + n * ldC]));
 }
 
-// ---- sm80 section (CuTe's Ampere tutorial, sgemm_sm80.cu's half_t TN GEMM) ----
-// The TN layouts of that kernel: A is M x K and B is N x K, both K-major
+// ---- TN GEMM: CuTe's Ampere tutorial (sgemm_sm80.cu's half_t TN GEMM) and the Hopper tutorials' TN kernels ----
+// The TN layouts of those kernels: A is M x K and B is N x K, both K-major
 // (A(m,k) = A[k + m*ldA]), C column-major as above.
 extern "C" __global__ void gemm_tn_ref(int M, int N, int K, const __half* A, int ldA, const __half* B, int ldB,
                                        __half* C, int ldC, __half alpha, __half beta) {

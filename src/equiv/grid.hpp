@@ -159,10 +159,17 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
         for (Diagnostic d : run.notes) {
           // Every CTA runs the same code: a note the instruction made in an
           // earlier CTA already says it (the first CTA's is kept).
+          // Four of each kind at most, so that many of one kind (the zero-filled
+          // TMA boxes of a grid with more tiles than rows) cannot crowd out
+          // another (a parity wait's note before a deadlock).
           bool again = false;
-          for (const Diagnostic& n : g.notes) again = again || (n.kind == d.kind && n.loc.line == d.loc.line &&
-                                                                n.loc.column == d.loc.column && n.loc.file == d.loc.file);
-          if (!again && g.notes.size() < 8) {
+          std::size_t kind = 0;
+          for (const Diagnostic& n : g.notes) {
+            again = again || (n.kind == d.kind && n.loc.line == d.loc.line && n.loc.column == d.loc.column &&
+                              n.loc.file == d.loc.file);
+            kind += n.kind == d.kind;
+          }
+          if (!again && kind < 4) {
             d.message = with_run(l.cta, cluster, d.message);
             g.notes.push_back(std::move(d));
           }

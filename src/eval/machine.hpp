@@ -972,6 +972,14 @@ class Machine {
     std::uint32_t first = 0, lanes = 0;    // its first thread; how many lanes arrived so far
     std::int64_t total = 0;                // their arrival counts so far
   };
+  // An operation on an mbarrier by thread or agent `who` at its clock
+  // `clock` (an access epoch), after which the barrier was in phase `phase`
+  // or later; `completed`: the operation completed phase - 1.
+  struct PhaseMark {
+    std::uint32_t who = 0, clock = 0, pc = 0;
+    std::uint64_t phase = 0;
+    bool completed = false;
+  };
   struct Mbar {
     std::uint32_t buf = 0;
     std::int64_t byte = 0;
@@ -990,6 +998,10 @@ class Machine {
     // The asynchronous arrive-ons of cp.async.mbarrier.arrive.noinc: (phase it counted in, the
     // copies' agent); an arrival not ordered after the copies must not land in a later phase.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> async_arrivals;
+    // What each operation on it showed of its phase, for the parity waits'
+    // check (machine_mbarrier_phases.cpp): oldest first, those of the last
+    // two phases only.
+    std::vector<PhaseMark> marks;
   };
   // An asynchronous copy's identity for the race check: vector-clock column
   // n_ + its index. The issuing thread and instruction name it in reports.
@@ -1025,6 +1037,12 @@ class Machine {
   bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
   void mbar_acquire(std::uint32_t t, const Mbar& b);
   bool mbar_wait(std::uint32_t t, const Instr& in);
+  // Which phases a parity wait can see (machine_mbarrier_phases.cpp):
+  // mbar_mark records an operation of `who` (a thread, or a copy's agent) on
+  // b, done when b was in phase `before`; check_parity_wait reports a retry
+  // loop's wait whose outcome the schedule decides.
+  void mbar_mark(std::uint32_t who, std::uint32_t clock, Mbar& b, std::uint64_t before, std::uint32_t pc);
+  void check_parity_wait(std::uint32_t t, const Instr& in, const Mbar& b);
   bool retry_wait(std::uint32_t pc);
   // cp.async.mbarrier.arrive, timers and nanosleep (machine_async.cpp): the
   // forms libcu++'s cuda::barrier / cuda::pipeline compile to.

@@ -73,6 +73,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       b.done.clear();
       b.arrived.assign(n_, -1);
       b.groups.clear();
+      b.marks.clear();
       b.init_clock = o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0;
       return true;
     }
@@ -92,6 +93,10 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
                            " arrivals pending");
       arrive_group(t, b, count);
       if (!in.dst.empty()) set(t, in.dst[0], int_val(std::int64_t(b.phase)));  // the state: the phase arrived in
+      // Its epoch is the clock before the release's tick, so that a thread
+      // that acquires the release is ordered after the arrive itself.
+      const std::uint64_t before = b.phase;
+      const std::uint32_t clock = o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0;
       b.tx += tx;  // .expect_tx: the expect-tx operation comes first
       b.tx_expected += tx;
       b.pending -= std::uint32_t(count);
@@ -105,6 +110,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
                    ", which the PTX ISA (mbarrier.arrive) leaves undefined");
         mbar_complete(b, bar);
       }
+      mbar_mark(t, clock, b, before, pc);
       return true;
     }
     case Opcode::MbarTx: {
@@ -112,6 +118,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       const std::uint32_t bar = mbar_at_[{b.buf, b.byte}];
       const std::int64_t tx = control_int(t, operand(t, in.src[1]), "an mbarrier tx count");
       mbar_access(t, b, false);
+      const std::uint64_t before = b.phase;
       if (in.mode == 0) {  // expect-tx: more bytes to come this phase
         b.tx += tx;
         b.tx_expected += tx;
@@ -120,6 +127,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
         b.tx_done += tx;
         if (b.pending == 0 && b.tx == 0) mbar_complete(b, bar);
       }
+      mbar_mark(t, o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0, b, before, pc);
       return true;
     }
     case Opcode::MbarWait: return mbar_wait(t, in);
@@ -262,7 +270,9 @@ void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
       still.push_back(u);
       continue;
     }
+    if ((in.mode & MbarWaitFlags::kParity) && retry_wait(pc_[u])) check_parity_wait(u, in, bb);  // before it acquires
     if (!(in.mode & MbarWaitFlags::kRelaxed)) mbar_acquire(u, bb);
+    mbar_mark(u, o_.check_races ? vc_[std::size_t(u) * w_ + u] : 0, bb, bb.phase, pc_[u]);
     set(u, in.dst[0], int_val(1));
     retry_resume(u, pc_[u]);
     ++pc_[u];
@@ -276,6 +286,7 @@ void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
 // own accesses are released by its arrive, not by the copy).
 template <class D>
 void Machine<D>::mbar_complete_tx(std::uint32_t a, Mbar& b, std::uint32_t bar, std::int64_t bytes) {
+  const std::uint64_t before = b.phase;
   b.tx -= bytes;
   b.tx_done += bytes;
   if (o_.check_races) {
@@ -283,6 +294,7 @@ void Machine<D>::mbar_complete_tx(std::uint32_t a, Mbar& b, std::uint32_t bar, s
     b.clock[a] = std::max<std::uint32_t>(b.clock[a], 1);
   }
   if (b.pending == 0 && b.tx == 0) mbar_complete(b, bar);
+  if (o_.check_races) mbar_mark(a, 0, b, before, agents_[a - n_].pc);  // an agent's only access epoch is 0
 }
 
 // Whether the wait `in` of thread t is satisfied now: .parity P: the phase
@@ -294,8 +306,8 @@ template <class D>
 bool Machine<D>::mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want) {
   const std::int64_t x = control_int(t, operand(t, in.src[1]), "an mbarrier wait's phase parity or state");
   if (in.mode & MbarWaitFlags::kParity) {
-    if ((x != 0 && x != 1) && !async_noted_[pc_[t]]) {
-      async_noted_[pc_[t]] = 1;
+    if ((x != 0 && x != 1) && !(async_noted_[pc_[t]] & 1)) {  // 2: machine_mbarrier_phases.cpp's note
+      async_noted_[pc_[t]] |= 1;
       Diagnostic d;
       d.kind = DiagKind::Undefined;
       d.warning = true;
@@ -349,6 +361,7 @@ bool Machine<D>::mbar_wait(std::uint32_t t, const Instr& in) {
   std::uint64_t want = 0;
   const bool ready = mbar_ready(t, in, b, &want);
   const bool retry = retry_wait(pc);
+  if (retry && (in.mode & MbarWaitFlags::kParity)) check_parity_wait(t, in, b);  // machine_mbarrier_phases.cpp
   if (ready) {
     bool certain = retry;
     if (!certain && o_.check_races) {
@@ -357,6 +370,7 @@ bool Machine<D>::mbar_wait(std::uint32_t t, const Instr& in) {
       for (std::size_t i = 0; i < b.done.size() && certain; ++i) certain = i == t || b.done[i] <= row[i];
     }
     if (!(in.mode & MbarWaitFlags::kRelaxed)) mbar_acquire(t, b);
+    mbar_mark(t, o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0, b, b.phase, pc);
     Val<V> v = int_val(1);
     if (!certain) {
       v.sched = pc + 1;

@@ -361,8 +361,10 @@ void Machine<D>::cp_async_mbar_arrive(std::uint32_t t, const Instr& in) {
   }
   if (!noinc) return;  // incremented, then decremented by the arrive-on: no net change
   b.async_arrivals.emplace_back(b.phase, agent);
+  const std::uint64_t before = b.phase;
   b.pending -= 1;
   if (b.pending == 0 && b.tx == 0) mbar_complete(b, bar);
+  mbar_mark(agent, 0, b, before, pc_[t]);
 }
 
 // An arrival on b by thread t (or the .noinc arrive-on of t's copies),
