@@ -479,6 +479,27 @@ TEST_CASE("TMA: the 128B swizzle XORs each 16-byte chunk with the row within 8 r
   }
 }
 
+TEST_CASE("TMA: a swizzled box 128-byte aligned off the pattern's repeat is swizzled by its shared address") {
+  // CUTLASS example 48 puts its stages at byte 384 of the dynamic shared
+  // memory. An H200 swizzles such a box by the absolute shared address (a box
+  // at 384 starts in row 3 of the 1024-byte pattern:
+  // tools/gpu_checks/results/tma_swizzle_offset_h200.txt), as wgmma reads it.
+  std::string text = tma_kernel("0", "0", kRetryParity0, 1024);
+  const std::string base = "  mov.u32 %r4, smem;\n", decl = "smem[1024]";
+  text.replace(text.find(base), base.size(), base + "  add.s32 %r4, %r4, 384;\n");
+  text.replace(text.find(decl), decl.size(), "smem[2048]");
+  Run r;
+  run(r, text, tma_launch(TmaSwizzle::B128, 32, 8));
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t t = 0; t < 64; ++t) {
+    const std::uint32_t at = 384 + t * 4;                     // the byte thread t reads (the buffer is 1024-aligned)
+    const std::uint32_t u = (at ^ (((at >> 7) & 7) << 4)) - 384;  // its byte in the unswizzled box
+    const std::uint32_t e = u / 4;
+    CHECK(r.output_is("y", t, "A", (e / 32) * 32 + e % 32));
+  }
+}
+
 TEST_CASE("TMA: reading the box without waiting races with the copy, even in the issuing thread") {
   Run r;
   run(r, tma_kernel("8", "4", ""), tma_launch());
