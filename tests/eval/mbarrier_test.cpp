@@ -99,6 +99,53 @@ TEST_CASE("mbarrier: a producer warp arrives, a consumer warp waits for the phas
   for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
 }
 
+namespace {
+
+// CUTLASS's PipelineTmaAsync::consumer_try_wait + consumer_wait as nvcc 13
+// compiles them (CUTLASS example 48): a probe, a brkpt guard on another
+// value, then, only if the probe failed, a retry loop with a suspend-time
+// hint on the same barrier and parity. `after` follows the join.
+std::string two_step_wait(const std::string& after = "") {
+  return "  mov.u32 %r10, 0;\n"
+         "  setp.ne.s32 %p6, %r1, 99;\n"
+         "  { .reg .pred P1;\n"
+         "  mbarrier.try_wait.parity.shared::cta.b64 P1, [%r2], %r10;\n"
+         "  selp.b32 %r11, 1, 0, P1; }\n"
+         "  @%p6 bra GUARDED;\n"
+         "  brkpt;\n"
+         "GUARDED:\n"
+         "  setp.ne.s32 %p4, %r11, 0;\n"
+         "  @%p4 bra JOIN;\n"
+         "  mov.u32 %r12, 10000000;\n"
+         "  { .reg .pred P1;\n"
+         "  LAB_WAIT:\n"
+         "  mbarrier.try_wait.parity.shared::cta.b64 P1, [%r2], %r10, %r12;\n"
+         "  @P1 bra DONE;\n"
+         "  bra LAB_WAIT;\n"
+         "  DONE: }\n"
+         "JOIN:\n" + after;
+}
+
+}  // namespace
+
+TEST_CASE("mbarrier: CUTLASS's two-step wait (a probe, then a retry loop only if it failed) waits for the phase") {
+  Run r;
+  run(r, kernel(kXY, kBarBuf, producer_consumer(two_step_wait())), xy(64, 32));
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
+}
+
+TEST_CASE("mbarrier: a two-step wait whose false side leaves a register read after the join is no wait") {
+  // The suspend-time hint is set only on the way through the loop: reading
+  // it after the join sees whether the probe failed, which is the schedule's.
+  Run r;
+  run(r, kernel(kXY, kBarBuf, producer_consumer(two_step_wait("  add.s32 %r13, %r12, 1;\n  setp.eq.s32 %p7, %r13, 5;\n  @%p7 bra JOIN;\n"))),
+      xy(64, 32));
+  REQUIRE(!r.r.ok());
+  CHECK(contains(r.r.diagnostics.back().message, "whether an mbarrier phase had completed"));
+}
+
 TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L), nvcc's selp / setp form and address arithmetic in the loop are retry loops too") {
   const char* cutlass =
       "  mov.u32 %r10, 0;\n"
