@@ -1033,6 +1033,9 @@ class Machine {
   [[noreturn]] void mbar_overshoot(std::uint32_t t, const Mbar& b, const std::string& what);
   void mbar_init_fence(std::uint32_t t);
   void check_init_fenced(std::uint32_t t, Mbar& b);
+  void mbar_init_publish(std::uint32_t t, std::uint64_t phase);
+  void mbar_init_observe(std::uint32_t t, std::uint64_t phase);
+  bool mbar_init_published(std::uint32_t t, const Mbar& b) const;
   void mbar_complete_tx(std::uint32_t agent, Mbar& b, std::uint32_t bar, std::int64_t bytes);
   bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
   void mbar_acquire(std::uint32_t t, const Mbar& b);
@@ -1056,7 +1059,7 @@ class Machine {
   bool release_cluster_wait(std::uint32_t t);
   std::uint32_t new_agent(std::uint32_t t, bool write);
   void agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool write, bool async_read_of_shared);
-  void check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc);
+  void check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Mbar* published = nullptr);
   void tma(std::uint32_t t, const Instr& in);
   void tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_t tbuf, const std::vector<std::uint64_t>& stride,
                     const std::vector<std::int64_t>& coord, const Addr& s, unsigned span, std::uint32_t ra);
@@ -1104,6 +1107,12 @@ class Machine {
   // one converged arrive apart from the same instruction's next visit.
   std::vector<std::uint32_t> mbar_init_fence_;
   bool init_fence_noted_ = false;  // a missing init fence was noted (once a run)
+  // fence.mbarrier_init published through a relaxed cluster arrive: per
+  // cluster-barrier phase, (thread, its fence's clock); per (waiter << 32 |
+  // initializing thread), the latest such fence the waiter's cluster waits
+  // ordered it after (machine_mbarrier_rules.cpp).
+  std::map<std::uint64_t, std::vector<std::pair<std::uint32_t, std::uint32_t>>> cluster_init_fences_;
+  std::unordered_map<std::uint64_t, std::uint32_t> init_fence_seen_;
   std::vector<std::uint32_t> syncs_done_;
   std::unordered_map<std::uint64_t, std::uint32_t> arrive_visits_;
   bool proxy_fenced(std::uint32_t t, std::uint32_t u, std::uint32_t clock) const;

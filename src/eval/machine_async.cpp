@@ -227,7 +227,7 @@ void Machine<D>::mbar_access(std::uint32_t t, const Mbar& b, bool init_or_inval)
       m.cells[c + j] = make_cell(int_val(0), make_tag(pc));
       if (p_.code[pc].op == Opcode::MbarInit) m.pending[c + j] = kMbarCell;
     } else {
-      check_mbar(t, m, c + j, pc);
+      check_mbar(t, m, c + j, pc, mbar_init_published(t, b) ? &b : nullptr);
     }
   }
 }
@@ -552,6 +552,7 @@ void Machine<D>::cluster_bar(std::uint32_t t, const Instr& in, bool* waits) {
       const std::uint32_t* row = &vc_[std::size_t(t) * w_];
       for (std::uint32_t i = 0; i < w_; ++i) c[i] = std::max(c[i], row[i]);
     }
+    if (in.mode == 2) mbar_init_publish(t, k);
     return;
   }
   if (cluster_arrived_[t] <= cluster_waited_[t])
@@ -572,6 +573,7 @@ bool Machine<D>::release_cluster_wait(std::uint32_t t) {
       std::uint32_t* row = &vc_[std::size_t(t) * w_];
       for (std::size_t i = 0; i < it->second.size() && i < w_; ++i) row[i] = std::max(row[i], it->second[i]);
     }
+    mbar_init_observe(t, k);
   }
   if (state_[t] == TState::Wait) {
     state_[t] = TState::Run;

@@ -110,6 +110,7 @@ void Machine<D>::check_init_fenced(std::uint32_t t, Mbar& b) {
     const std::uint32_t f = mbar_init_fence_[i];
     if (f > b.init_clock && (t == i || ordered(t, i, f))) return;
   }
+  if (mbar_init_published(t, b)) return;  // the fence reached t through a relaxed cluster barrier
   init_fence_noted_ = true;
   Diagnostic d;
   d.kind = o_.strict ? DiagKind::Race : DiagKind::Undefined;
@@ -128,6 +129,43 @@ void Machine<D>::check_init_fenced(std::uint32_t t, Mbar& b) {
                                    : "this run accepts it; --strict reports it as a race\n");
   if (o_.strict) throw Stop{d};
   notes_.push_back(std::move(d));
+}
+
+// fence.mbarrier_init.release.cluster, then barrier.cluster.arrive.relaxed,
+// then barrier.cluster.wait in every thread: CUTLASS's pipelines publish
+// their barriers' initialization to the cluster so (cluster_arrive_relaxed
+// in the kernels' prologue). The PTX ISA (membar/fence) makes
+// fence.mbarrier_init a light-weight release fence that covers only the
+// thread's prior mbarrier.init operations, for a following relaxed cluster
+// arrive. So a thread whose cluster wait completes the phase of that arrive
+// is ordered after those inits, and after nothing else the initializing
+// thread did: a relaxed arrive releases nothing else (the cluster clock
+// stays as it was; the inits are exempted where their race is checked,
+// check_mbar). t arrives (relaxed) in cluster-barrier phase `phase`.
+template <class D>
+void Machine<D>::mbar_init_publish(std::uint32_t t, std::uint64_t phase) {
+  if (!o_.check_races || mbar_init_fence_.empty() || mbar_init_fence_[t] == 0) return;
+  cluster_init_fences_[phase].emplace_back(t, mbar_init_fence_[t]);
+}
+
+// t's cluster wait completed phase `phase`: the init fences published in it.
+template <class D>
+void Machine<D>::mbar_init_observe(std::uint32_t t, std::uint64_t phase) {
+  auto it = cluster_init_fences_.find(phase);
+  if (it == cluster_init_fences_.end()) return;
+  for (const auto& [i, fence] : it->second) {
+    std::uint32_t& seen = init_fence_seen_[std::uint64_t(t) << 32 | i];
+    seen = std::max(seen, fence);
+  }
+}
+
+// Whether b's mbarrier.init reached t that way: its thread's fence came after
+// the init (the fence's clock is past the init's) and t observed it.
+template <class D>
+bool Machine<D>::mbar_init_published(std::uint32_t t, const Mbar& b) const {
+  if (!b.valid || t == b.init_thread) return false;
+  auto it = init_fence_seen_.find(std::uint64_t(t) << 32 | b.init_thread);
+  return it != init_fence_seen_.end() && it->second > b.init_clock;
 }
 
 template class Machine<SymbolicDomain>;

@@ -432,10 +432,13 @@ void Machine<D>::clear_kinds(Shadow& s) {
 // race among themselves; against mbarrier.init, mbarrier.inval (plain
 // writes, check_write) and plain reads they do, unless ordered.
 template <class D>
-void Machine<D>::check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc) {
+void Machine<D>::check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Mbar* published) {
   if (!o_.check_races) return;
   Shadow& s = m.shadow[c];
   for_unordered_writes(s, t, [&](std::uint32_t u, std::uint32_t upc) {
+    // The barrier's mbarrier.init, ordered before t by a fence.mbarrier_init
+    // and a relaxed cluster barrier (mbar_init_published), and by nothing else.
+    if (published && u == published->init_thread && upc == published->init_pc) return;
     race(t, m, c, u, upc, Access::Write, Access::Atomic, pc);
   });
   for_unordered(s.reads, t, [&](std::uint32_t u, std::uint32_t upc) {

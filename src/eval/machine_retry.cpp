@@ -6,6 +6,7 @@
 // (sm_90)", explains the model; the PTX ISA sections are named where each
 // rule is applied.
 #include "machine.hpp"
+#include "wait_probe.hpp"
 
 #include <algorithm>
 #include <map>
@@ -237,8 +238,12 @@ bool Machine<D>::retry_wait(std::uint32_t pc) {
     }
     if (!clobbered.empty()) retry_clobbers_[pc].assign(clobbered.begin(), clobbered.end());
   }
-  retry_wait_[pc] = loops ? 1 : 2;
-  return loops;
+  retry_wait_[pc] = 2;  // meanwhile: the probe check asks about other waits
+  // CUTLASS's consumer_try_wait + consumer_wait: a probe whose false result
+  // only leads into a retry loop on the same barrier and phase waits as that
+  // loop does (wait_probe.hpp).
+  if (loops || probe_of_retry_loop(p_, pc, [this](std::uint32_t q) { return retry_wait(q); })) retry_wait_[pc] = 1;
+  return retry_wait_[pc] == 1;
 }
 
 // A thread released from the retry loop at wait_pc moves on as if its last

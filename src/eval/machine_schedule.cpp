@@ -796,11 +796,15 @@ void Machine<D>::trap(std::uint32_t t, const Instr& in) {
     if (!file.empty() && line.kind == VKind::Int) where += ":" + std::to_string(line.i);
     if (!func.empty()) where += (where.empty() ? "in " : ", in ") + func;
     if (!where.empty()) d.message += " (" + where + ")";
+  } else if (in.mode == 2) {
+    d.message = "the kernel executed a breakpoint (brkpt: CUTLASS's CUTE_INVALID_CONTROL_PATH, __brkpt())";
   } else {
     d.message = "the kernel executed a trap instruction (__trap())";
   }
-  d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n"
-             "  on a GPU the kernel stops here and the launch fails with an error\n";
+  d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n" +
+             (in.mode == 2 ? "  the PTX ISA says brkpt suspends execution; with no debugger attached the launch fails\n"
+                             "  (unspecified launch failure on an H200, tools/gpu_checks/brkpt_check.cu)\n"
+                           : "  on a GPU the kernel stops here and the launch fails with an error\n");
   throw Stop{d};
 }
 

@@ -172,19 +172,21 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       notes_.push_back(std::move(d));
     }
   }
-  // Shared memory: 128-byte aligned (PTX ISA, cp.async.bulk.tensor), and
-  // at the swizzle pattern's repeat so that the pattern is the buffer's.
+  // Shared memory: 128-byte aligned (PTX ISA, cp.async.bulk.tensor). The
+  // swizzle is a function of the absolute shared address, also for a box
+  // that starts off the pattern's repeat (measured on an H200:
+  // tools/gpu_checks/tma_swizzle_offset.cu); shared buffers start at
+  // multiples of 1024 in the window, so a byte's offset in its buffer has
+  // the address's swizzle bits.
   const Addr s = address(t, load ? in.src[0] : in.src[1]);
   Memory<V>& sm = mem_[s.buf];
   if (sm.space != Space::Shared || sm.per_thread)
     fail(DiagKind::Unsupported, t, "a TMA copy to or from '" + sm.name + "', which is not shared memory");
   const unsigned span = swizzle_span(unsigned(mp.swizzle));
-  const std::uint64_t align = std::max<std::uint64_t>(128, swizzle_repeat(span));
-  if (s.offset < 0 || std::uint64_t(s.offset) % align != 0)
+  if (s.offset < 0 || std::uint64_t(s.offset) % 128 != 0)
     fail(DiagKind::Unsupported, t,
-         "a TMA copy at byte " + std::to_string(s.offset) + " of '" + sm.name + "': the shared address must be " +
-             std::to_string(align) + "-byte aligned" +
-             (span ? " for the " + std::to_string(span) + "B swizzle pattern to be the buffer's" : " (PTX ISA, cp.async.bulk.tensor)"));
+         "a TMA copy at byte " + std::to_string(s.offset) + " of '" + sm.name +
+             "': the shared address must be 128-byte aligned (PTX ISA, cp.async.bulk.tensor)");
   if (span && mp.box[0] * esize > span)
     bad_launch("the tensor map '" + pname + "' has an inner box of " + std::to_string(mp.box[0] * esize) +
                " bytes, more than its " + std::to_string(span) + "B swizzle span (cuTensorMapEncodeTiled)");
@@ -199,7 +201,9 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       Mbar& b = mbar_at(t, Addr{rank_copy(ba.buf, r), ba.offset}, false);
       mbar_access(t, b, false);
       check_init_fenced(t, b);
-      if (r != rank(t)) record_remote(t, r, pc);
+      // The complete-tx on a peer's barrier is the copy's, not the issuing
+      // thread's (PTX ISA, cp.async.bulk.tensor: the mbarrier signal is
+      // multicast with the data): the exit rule sees it as the agent's below.
       dests.emplace_back(rank_copy(s.buf, r), mbar_at_[{b.buf, b.byte}]);
     }
   } else if (load) {

@@ -10,9 +10,10 @@
 // bytes for 128B (1024 bytes), 4 rows for 64B (512), 2 for 32B (256). In
 // bits of the byte address: bits [4, 4 + k) ^= bits [7, 7 + k), k = log2(S /
 // 16) (CUTLASS spells these Swizzle<k, 4, 3>). The pattern is one of
-// absolute shared addresses: tileverify applies it to byte offsets within a
-// buffer and requires a box's address to be aligned to the repeat, where the
-// two agree whatever the buffer's base (which must itself be so aligned).
+// absolute shared addresses, for TMA boxes that start off the repeat too
+// (an H200: tools/gpu_checks/tma_swizzle_offset.cu): tileverify applies it to
+// byte offsets within a buffer, which agree with the addresses because every
+// buffer starts at a multiple of 1024 in the shared window.
 // Internal to the library.
 #pragma once
 

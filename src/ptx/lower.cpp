@@ -750,7 +750,7 @@ class Lowering final : public KernelLowering {
   enum class Base : std::uint8_t {
     Other, Mov, Cvta, Unary, Binary, Mul, Mad, Bfi, Bfe, Fma, Selp, Setp, Cvt, Ld, St, Bra, Ret, Exit, Trap, Call,
     Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix, Fence,
-    Async, Wgmma, Elect, SetMaxNReg,
+    Async, Wgmma, Elect, SetMaxNReg, Prefetch,
   };
   struct BaseInfo {
     Base base = Base::Other;
@@ -817,6 +817,7 @@ class Lowering final : public KernelLowering {
         if (is_word(w, "fence")) return {B::Fence};
         if (is_word(w, "wgmma")) return {B::Wgmma};
         if (is_word(w, "elect")) return {B::Elect};
+        if (is_word(w, "brkpt")) return {B::Trap};
         break;
       case 6:
         if (is_word(w, "membar")) return {B::Fence};
@@ -828,9 +829,11 @@ class Lowering final : public KernelLowering {
         if (is_word(w, "ldmatrix")) return {B::LdMatrix};
         if (is_word(w, "mbarrier")) return {B::Async};
         if (is_word(w, "stmatrix")) return {B::Wgmma};
+        if (is_word(w, "prefetch")) return {B::Prefetch};
         break;
       case 9:
         if (is_word(w, "nanosleep")) return {B::Async};
+        if (is_word(w, "prefetchu")) return {B::Prefetch};
         break;
       case 10:
         if (is_word(w, "setmaxnreg")) return {B::SetMaxNReg};
@@ -1108,6 +1111,9 @@ class Lowering final : public KernelLowering {
       case Base::Trap:
         need(pin, 0);
         in.op = Opcode::Trap;
+        // brkpt: on a GPU with no debugger attached the launch fails, as for
+        // trap (tools/gpu_checks/brkpt_check.cu); mode 2 names it in the report.
+        if (is_word(parts[0], "brkpt")) in.mode = 2;
         break;
       case Base::Call: return call(pin, take_back());
       case Base::Atom:
@@ -1199,6 +1205,14 @@ class Lowering final : public KernelLowering {
         need(pin, 1);
         in.op = Opcode::Fence;
         in.mode = std::uint8_t(FenceKind::SetMaxNReg);
+        break;
+      case Base::Prefetch:
+        // A cache hint (PTX ISA, prefetch, prefetchu: brings a line, or a
+        // tensor map for cp.async.bulk.tensor, into a cache; a prefetch of
+        // shared memory does nothing): no value of the program depends on it.
+        need(pin, 1);
+        in.op = Opcode::Fence;
+        in.mode = std::uint8_t(FenceKind::Plain);
         break;
       case Base::Other: fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }

@@ -193,6 +193,26 @@ TEST_CASE("clusters: a remote arrive that nothing orders after the peer's mbarri
   CHECK(contains(d.message, "bar@rank0"));
 }
 
+TEST_CASE("clusters: fence.mbarrier_init then a relaxed cluster arrive publishes the inits to the peers' waits") {
+  // CUTLASS's prologue (cluster_arrive_relaxed after the pipelines' inits):
+  // the fence covers the inits for a relaxed arrive (PTX ISA, membar/fence).
+  const char* relaxed = "  barrier.cluster.arrive.relaxed;\n  barrier.cluster.wait;\n";
+  Run r;
+  run(r, remote_arrive(relaxed, "%r11"));
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is(i, 32 + i));
+  // Without the fence, a relaxed arrive orders nothing: the init races.
+  std::string unfenced = remote_arrive(relaxed, "%r11");
+  const std::string fence = "  fence.mbarrier_init.release.cluster;\n";
+  unfenced.erase(unfenced.find(fence), fence.size());
+  Run u;
+  run(u, unfenced);
+  REQUIRE(!u.r.ok());
+  CHECK(u.r.diagnostics.back().kind == DiagKind::Race);
+  CHECK(contains(u.r.diagnostics.back().message, "mbarrier.init"));
+}
+
 TEST_CASE("clusters: arrivals on the wrong CTA's barrier leave the waiters of the other one in a deadlock") {
   Run r;
   run(r, remote_arrive(kClusterSync, "%r2"));

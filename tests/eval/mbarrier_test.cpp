@@ -99,6 +99,53 @@ TEST_CASE("mbarrier: a producer warp arrives, a consumer warp waits for the phas
   for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
 }
 
+namespace {
+
+// CUTLASS's PipelineTmaAsync::consumer_try_wait + consumer_wait as nvcc 13
+// compiles them (CUTLASS example 48): a probe, a brkpt guard on another
+// value, then, only if the probe failed, a retry loop with a suspend-time
+// hint on the same barrier and parity. `after` follows the join.
+std::string two_step_wait(const std::string& after = "") {
+  return "  mov.u32 %r10, 0;\n"
+         "  setp.ne.s32 %p6, %r1, 99;\n"
+         "  { .reg .pred P1;\n"
+         "  mbarrier.try_wait.parity.shared::cta.b64 P1, [%r2], %r10;\n"
+         "  selp.b32 %r11, 1, 0, P1; }\n"
+         "  @%p6 bra GUARDED;\n"
+         "  brkpt;\n"
+         "GUARDED:\n"
+         "  setp.ne.s32 %p4, %r11, 0;\n"
+         "  @%p4 bra JOIN;\n"
+         "  mov.u32 %r12, 10000000;\n"
+         "  { .reg .pred P1;\n"
+         "  LAB_WAIT:\n"
+         "  mbarrier.try_wait.parity.shared::cta.b64 P1, [%r2], %r10, %r12;\n"
+         "  @P1 bra DONE;\n"
+         "  bra LAB_WAIT;\n"
+         "  DONE: }\n"
+         "JOIN:\n" + after;
+}
+
+}  // namespace
+
+TEST_CASE("mbarrier: CUTLASS's two-step wait (a probe, then a retry loop only if it failed) waits for the phase") {
+  Run r;
+  run(r, kernel(kXY, kBarBuf, producer_consumer(two_step_wait())), xy(64, 32));
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t i = 0; i < 32; ++i) CHECK(r.output_is("y", i, "x", i));
+}
+
+TEST_CASE("mbarrier: a two-step wait whose false side leaves a register read after the join is no wait") {
+  // The suspend-time hint is set only on the way through the loop: reading
+  // it after the join sees whether the probe failed, which is the schedule's.
+  Run r;
+  run(r, kernel(kXY, kBarBuf, producer_consumer(two_step_wait("  add.s32 %r13, %r12, 1;\n  setp.eq.s32 %p7, %r13, 5;\n  @%p7 bra JOIN;\n"))),
+      xy(64, 32));
+  REQUIRE(!r.r.ok());
+  CHECK(contains(r.r.diagnostics.back().message, "whether an mbarrier phase had completed"));
+}
+
 TEST_CASE("mbarrier: CUTLASS's wait loop (@p bra DONE; bra L), nvcc's selp / setp form and address arithmetic in the loop are retry loops too") {
   const char* cutlass =
       "  mov.u32 %r10, 0;\n"
@@ -475,6 +522,27 @@ TEST_CASE("TMA: the 128B swizzle XORs each 16-byte chunk with the row within 8 r
     const std::uint32_t b = t * 4;
     const std::uint32_t u = b ^ (((b >> 7) & 7) << 4);  // the unswizzled byte
     const std::uint32_t e = u / 4;                       // box element: row e / 32, column e % 32
+    CHECK(r.output_is("y", t, "A", (e / 32) * 32 + e % 32));
+  }
+}
+
+TEST_CASE("TMA: a swizzled box 128-byte aligned off the pattern's repeat is swizzled by its shared address") {
+  // CUTLASS example 48 puts its stages at byte 384 of the dynamic shared
+  // memory. An H200 swizzles such a box by the absolute shared address (a box
+  // at 384 starts in row 3 of the 1024-byte pattern:
+  // tools/gpu_checks/results/tma_swizzle_offset_h200.txt), as wgmma reads it.
+  std::string text = tma_kernel("0", "0", kRetryParity0, 1024);
+  const std::string base = "  mov.u32 %r4, smem;\n", decl = "smem[1024]";
+  text.replace(text.find(base), base.size(), base + "  add.s32 %r4, %r4, 384;\n");
+  text.replace(text.find(decl), decl.size(), "smem[2048]");
+  Run r;
+  run(r, text, tma_launch(TmaSwizzle::B128, 32, 8));
+  INFO(r.text());
+  REQUIRE(r.r.ok());
+  for (std::uint32_t t = 0; t < 64; ++t) {
+    const std::uint32_t at = 384 + t * 4;                     // the byte thread t reads (the buffer is 1024-aligned)
+    const std::uint32_t u = (at ^ (((at >> 7) & 7) << 4)) - 384;  // its byte in the unswizzled box
+    const std::uint32_t e = u / 4;
     CHECK(r.output_is("y", t, "A", (e / 32) * 32 + e % 32));
   }
 }

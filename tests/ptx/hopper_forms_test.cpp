@@ -120,3 +120,45 @@ TEST_CASE("setmaxnreg and the fences the asynchronous model reads lower to fence
   CHECK(kinds == std::vector<FenceKind>{FenceKind::SetMaxNReg, FenceKind::ProxyAsync, FenceKind::MbarrierInit,
                                         FenceKind::Plain});
 }
+
+TEST_CASE("prefetch, prefetchu and prefetch.tensormap are cache hints: plain fences, values unchanged") {
+  // CUTLASS's producer warp prefetches both TMA descriptors of its Params
+  // (prefetch.tensormap through cvta.param) before the mainloop.
+  const Program p = lower_text(kernel_storing("  mov.b64 %rd2, y;\n  cvta.param.u64 %rd3, %rd2;\n"
+                                              "  prefetch.tensormap [%rd3];\n"
+                                              "  prefetch.param.tensormap [y];\n"
+                                              "  prefetch.global.L2 [%rd1];\n"
+                                              "  prefetch.global.L2::evict_last [%rd1];\n"
+                                              "  prefetchu.L1 [%rd1];\n"
+                                              "  add.u32 %r9, %r1, 7;\n"));
+  std::size_t hints = 0;
+  for (const Instr& in : p.code) hints += in.op == Opcode::Fence && FenceKind(in.mode) == FenceKind::Plain;
+  CHECK(hints == 5);
+  const std::vector<double> y = run_concrete(p, 32, 32);
+  for (std::uint32_t t = 0; t < 32; ++t) CHECK(y[t] == t + 7);
+}
+
+TEST_CASE("brkpt is a trap where a thread reaches it, and nothing where none does") {
+  // On an H200 with no debugger attached, a thread that executes brkpt fails
+  // the launch (tools/gpu_checks/results/brkpt_check_h200.txt); CUTLASS puts one on
+  // paths that must never run (CUTE_INVALID_CONTROL_PATH).
+  const std::string guarded = "  setp.eq.u32 %p1, %r1, THREAD;\n  @!%p1 bra SKIP;\n  brkpt;\nSKIP:\n  mov.u32 %r9, %r1;\n";
+  auto with_thread = [&](const char* thread) {
+    std::string body = guarded;
+    body.replace(body.find("THREAD"), 6, thread);
+    return lower_text(kernel_storing(body));
+  };
+  const std::vector<double> y = run_concrete(with_thread("99"), 32, 32);
+  for (std::uint32_t t = 0; t < 32; ++t) CHECK(y[t] == t);
+
+  Launch l;
+  l.block = Dim3{32, 1, 1};
+  l.args.push_back(LaunchArg::of_tensor({"y", DType::F32, {32}, Role::Out}));
+  ConcreteDomain dom;
+  const auto r = run_program(with_thread("5"), l, dom);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == DiagKind::Trap);
+  CHECK(r.diagnostics[0].threads == std::vector<std::uint32_t>{5});
+  CHECK(r.diagnostics[0].message.find("breakpoint (brkpt") != std::string::npos);
+  CHECK(r.diagnostics[0].detail.find("brkpt_check.cu") != std::string::npos);
+}
