@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs `tileverify equiv` on every spec of the given example families and
-# checks each verdict against the spec's "expect" key. Prints one line per
+# Runs `tileverify equiv` on every spec of the given example families (and
+# `tileverify check` on a spec of one kernel, "kernel": {...}) and checks
+# each verdict against the spec's "expect" key. Prints one line per
 # spec and a closing "N passed, N failed" line; exits non-zero on a mismatch.
 set -u
 cli=$1
@@ -11,7 +12,9 @@ for dir in "$@"; do
   for spec in "$dir"/*.json; do
     expect=$(sed -n 's/.*"expect": *"\([a-z_]*\)".*/\1/p' "$spec" | head -n 1)
     [ -n "$expect" ] || continue
-    got=$("$cli" equiv --json "$spec" | sed -n 's/^  "verdict": "\([a-z_]*\)".*/\1/p')
+    command=equiv
+    grep -q '"kernel": *{' "$spec" && command=check
+    got=$("$cli" $command --json "$spec" | sed -n 's/^  "verdict": "\([a-z_]*\)".*/\1/p')
     if [ "$got" = "$expect" ]; then
       pass=$((pass + 1))
       echo "ok   $spec: $got"

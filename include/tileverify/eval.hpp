@@ -214,6 +214,14 @@ enum class DiagKind {
 };
 const char* diag_kind_name(DiagKind k);
 
+// How reports name `width` bytes at byte `byte` of a memory, in one form for
+// every space: "4 bytes at shared smem+18464" (an offset in bytes, whatever
+// the kernel's element type); a tensor of the spec, whose elements the spec
+// counts, adds its element: "4 bytes at global y+12 (element 3)". An
+// offset before the start (out of bounds) is "y-4 (element -1)".
+std::string memory_place(Space space, const std::string& name, std::int64_t byte, std::uint64_t width,
+                         std::optional<std::int64_t> element = std::nullopt);
+
 struct AccessInfo {
   std::uint32_t thread = 0;
   std::uint32_t pc = 0;
@@ -225,14 +233,45 @@ struct AccessInfo {
   std::string kind = "";
 };
 
+// How reports name the threads of a diagnostic. A run of one CTA numbers
+// its threads by their linear threadIdx, and reports name them so
+// ("thread 5"). A run of a cluster numbers them across the cluster's CTAs,
+// rank by rank, and a check over a grid may name threads of two CTAs: then
+// thread t is thread t % per_cta of ctas[t / per_cta], and reports say
+// "thread 5 of CTA (0,1,0), cluster (0,0,0) rank 1" (or "thread 5 of CTA
+// (1,0,0)" outside clusters).
+struct ThreadNames {
+  struct Cta {
+    Dim3 cta{0, 0, 0};
+    bool in_cluster = false;   // a launch with clusters: the two below are known
+    Dim3 cluster{0, 0, 0};     // %clusterid
+    std::uint32_t rank = 0;    // %cluster_ctarank
+  };
+  std::uint32_t per_cta = 0;  // 0: one CTA, threads named by number alone
+  std::vector<Cta> ctas;
+  // "5", or "5 of CTA (0,1,0), cluster (0,0,0) rank 1": a thread, after the
+  // word "thread".
+  std::string one(std::uint32_t t) const;
+  // "0-15", "0-7, 12, 30-31", "1, 3, ..., 63 (32 threads)", or by CTA
+  // "0-127 of CTA (0,0,0) and 0-127 of CTA (0,1,0)": threads, after the
+  // word "threads".
+  std::string list(std::vector<std::uint32_t> ts) const;
+  // The CTA and thread within it of thread t (per_cta != 0).
+  const Cta& cta_of(std::uint32_t t) const { return ctas.at(t / per_cta); }
+};
+
 struct Diagnostic {
   DiagKind kind = DiagKind::NotStructured;
   std::string message;                 // one line: what went wrong
   SourceLoc loc;                       // where (the instruction that found it)
   std::vector<std::uint32_t> threads;  // the threads involved
-  std::string buffer;                  // memory diagnostics: the buffer
-  std::int64_t element = -1;           //   and element
+  std::string buffer;                  // memory diagnostics: the buffer,
+  std::int64_t element = -1;           //   the element (in the buffer's unit: a tensor's dtype; an
+                                       //   untyped array's first access width),
+  std::int64_t byte = -1;              //   the first byte (from the buffer's start)
+  std::uint32_t width = 0;             //   and how many bytes from there (0: not known)
   std::vector<AccessInfo> accesses;    // races: the earlier and the later access
+  ThreadNames names;                   // how `threads` and the accesses' threads are named
   std::string detail;                  // more lines (stuck threads of a deadlock, ...)
   // A note (RunResult::notes) that reports print as a warning: what the PTX
   // ISA leaves undefined but the hardware does something definite with.

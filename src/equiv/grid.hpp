@@ -23,6 +23,34 @@ inline std::string with_cta(const Dim3& cta, const std::string& message) {
   return message.find(cta_name(cta)) != std::string::npos ? message : cta_name(cta) + ": " + message;
 }
 
+// The bytes of one element of the launch's tensor `name`, for reports that
+// name its element in bytes too (memory_place); 0 when no argument names it.
+inline std::uint64_t element_bytes(const std::vector<LaunchArg>& args, const std::string& name) {
+  for (const LaunchArg& a : args) {
+    if ((a.is_tensor || a.is_tensor_map) && a.tensor.name == name) return dtype_bytes(a.tensor.dtype);
+    if (a.is_struct)
+      if (const std::uint64_t b = element_bytes(a.fields, name)) return b;
+  }
+  return 0;
+}
+
+inline std::uint64_t element_bytes(const Launch& l, const std::string& name) {
+  if (const std::uint64_t b = element_bytes(l.args, name)) return b;
+  auto s = l.symbols.find(name);
+  return s == l.symbols.end() ? 0 : dtype_bytes(s->second.dtype);
+}
+
+// Element e of the launch's tensor `name` in diagnostic d, and its text:
+// "4 bytes at global y+12 (element 3)".
+inline std::string tensor_place(const Launch& l, const std::string& name, std::uint64_t e, Diagnostic& d) {
+  const std::uint64_t size = element_bytes(l, name);
+  d.buffer = name;
+  d.element = std::int64_t(e);
+  d.byte = std::int64_t(e * size);
+  d.width = std::uint32_t(size);
+  return memory_place(Space::Global, name, d.byte, size, d.element);
+}
+
 // A grid runs one cluster at a time (eval.hpp, Launch::cta): a run starts
 // at each CTA of rank 0, and covers the cluster's CTAs; without clusters,
 // at every CTA.
@@ -144,6 +172,23 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
     a.kind = o.touch.kinds & Touch::kAtomic ? "atomic" : a.write ? "write" : "read";
     return a;
   };
+  // Two CTAs' accesses: reports name each thread by its CTA (and, in a
+  // cluster launch, its cluster and rank), numbered within the CTA.
+  auto name_threads = [&](Diagnostic& d, const Owner& a, const Owner& b) {
+    d.names.per_cta = per_cta;
+    const Owner* both[2] = {&a, &b};
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const Owner& w = *both[k];
+      ThreadNames::Cta c;
+      c.cta = w.cta;
+      c.in_cluster = cluster.count() > 1;
+      c.cluster = Dim3{w.cta.x / cluster.x, w.cta.y / cluster.y, w.cta.z / cluster.z};
+      c.rank = w.touch.thread / per_cta;
+      d.names.ctas.push_back(c);
+      d.accesses[k].thread = k * per_cta + w.touch.thread % per_cta;
+    }
+    d.threads = {d.accesses[0].thread, d.accesses[1].thread};
+  };
   for (std::uint32_t z = 0; z < l.grid.z; ++z)
     for (std::uint32_t y = 0; y < l.grid.y; ++y)
       for (std::uint32_t x = 0; x < l.grid.x; ++x) {
@@ -219,26 +264,24 @@ GridRun<typename Domain::Value> run_grid(const Program& p, Launch l, Domain& dom
                 if (!noted && g.notes.size() < 8) {
                   Diagnostic d;
                   d.kind = DiagKind::SameValueWrite;
-                  d.buffer = name;
-                  d.element = std::int64_t(e);
                   d.loc = p.code[t.pc].loc;
                   d.threads = {o.touch.thread, t.thread};
-                  d.message = cta_name(o.cta) + " and " + cta_name(mine.cta) + " write the same value to global " + name +
-                              "[" + std::to_string(e) +
-                              "] without synchronization (not a race: either order leaves the same value)";
+                  d.message = cta_name(o.cta) + " and " + cta_name(mine.cta) + " write the same value to " +
+                              tensor_place(l, name, e, d) +
+                              " without synchronization (not a race: either order leaves the same value)";
                   d.accesses = {access(o), access(mine)};
+                  name_threads(d, o, mine);
                   g.notes.push_back(std::move(d));
                 }
               } else if ((o_upd || m_upd) && !both_atomic) {
                 Diagnostic d;
                 d.kind = DiagKind::Race;
-                d.buffer = name;
-                d.element = std::int64_t(e);
                 d.loc = p.code[t.pc].loc;
                 d.threads = {o.touch.thread, t.thread};
-                d.message = "data race on global " + name + "[" + std::to_string(e) + "] between " + cta_name(o.cta) +
-                            " and " + cta_name(mine.cta);
+                d.message = "data race on " + tensor_place(l, name, e, d) + " between " + cta_name(o.cta) + " and " +
+                            cta_name(mine.cta);
                 d.accesses = {access(o), access(mine)};
+                name_threads(d, o, mine);
                 d.detail = "  the first access is in " + cta_name(o.cta) + ", the second in " + cta_name(mine.cta) +
                            ": nothing orders two CTAs of a grid\n  (no barrier reaches across CTAs), so the result "
                            "depends on which runs first; each element must be\n  written by one CTA, or only "

@@ -264,12 +264,25 @@ std::string Report::json() const {
     x["location"] = d.loc.text();
     if (!d.loc.source.empty()) x["source"] = d.loc.source.str();  // the CUDA line (.loc debug info)
     x["threads"] = d.threads;
+    // A cluster's run (or two CTAs of a grid) numbers threads across CTAs:
+    // each thread as the text names it, by its CTA.
+    if (d.names.per_cta != 0) {
+      x["thread_names"] = nlohmann::json::array();
+      for (std::uint32_t t : d.threads) x["thread_names"].push_back("thread " + d.names.one(t));
+    }
     // As the text report prints it: "warning:" rather than "note:".
     if (d.warning || d.kind == DiagKind::BarrierDivergence) x["warning"] = true;
     if (!d.buffer.empty()) {
       x["buffer"] = d.buffer;
       x["buffer_name"] = source_name(d.buffer);
       x["element"] = d.element;
+      // "element" counts in the buffer's unit, which for a kernel's own
+      // untyped array is its first access's width: the byte is the offset
+      // that means the same in every kernel.
+      if (d.byte >= 0 || d.width != 0) {
+        x["byte"] = d.byte;
+        x["width"] = d.width;
+      }
     }
     for (const AccessInfo& a : d.accesses) {
       nlohmann::json ax = {{"thread", a.thread},
@@ -278,6 +291,12 @@ std::string Report::json() const {
                            {"location", a.loc.text()},
                            {"instruction", a.instr}};
       if (!a.loc.source.empty()) ax["source"] = a.loc.source.str();
+      if (d.names.per_cta != 0 && a.thread / d.names.per_cta < d.names.ctas.size()) {
+        const ThreadNames::Cta& c = d.names.cta_of(a.thread);
+        ax["thread_name"] = "thread " + d.names.one(a.thread);
+        ax["cta"] = {c.cta.x, c.cta.y, c.cta.z};
+        ax["thread_in_cta"] = a.thread % d.names.per_cta;
+      }
       x["accesses"].push_back(ax);
     }
     return x;

@@ -253,7 +253,7 @@ class Machine {
     const std::uint32_t pc = pc_[t];
     if (!undefined_why_.count(pc))
       undefined_why_.emplace(pc, "register " + p_.registers[r].name + " was read before it was written (first by thread " +
-                                     std::to_string(t) + ")");
+                                     tname(t) + ")");
     Val<V>& v = reg(t, r);
     v = Val<V>{};
     v.kind = VKind::Int;
@@ -1145,7 +1145,6 @@ class Machine {
   void record_remote(std::uint32_t col, std::uint32_t r, std::uint32_t pc);
   void check_remote_exits();
   void mapa(std::uint32_t t, const Instr& in);
-  std::string cluster_threads_text() const;
   // The shared window's tag of CTA rank r's shared memory in a
   // .shared::cluster address (bits 24 and up: rank + 1; 0: the executing
   // CTA's own, the .shared::cta window).
@@ -1191,6 +1190,9 @@ class Machine {
   // buffer the rank of a shared copy (kNone: a buffer of the whole run).
   std::uint32_t nb_ = 1, ncta_ = 1;
   std::vector<Dim3> cta_of_rank_;
+  // How reports name threads: by number, or in a cluster by CTA and number.
+  ThreadNames names_;
+  std::string tname(std::uint32_t t) const { return names_.one(t); }
   std::vector<std::uint32_t> rank_buf_, buf_rank_;
   struct CopyRank {
     std::uint32_t buf, rank, decl;

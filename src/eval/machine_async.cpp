@@ -201,13 +201,16 @@ auto Machine<D>::mbar_at(std::uint32_t t, const Addr& a, bool init) -> Mbar& {
   return b;
 }
 
-// "full_bar[2]": the buffer and the barrier's index in it (8 bytes each).
-// In a buffer of other data (a kernel's one shared array): "sm at byte 32768".
+// "full_bar[2]": an array the PTX declares of 8-byte elements (.b64), and
+// the barrier's index in it. Elsewhere (nvcc declares every __shared__
+// array as bytes, .b8; a kernel's one shared array of tiles and barriers)
+// the byte offset, as reports name memory: "sm+32768". An index in units of
+// the buffer's first access would count in a unit that varies by kernel.
 template <class D>
 std::string Machine<D>::mbar_name(const Mbar& b) const {
   const Memory<V>& m = mem_[b.buf];
-  if (m.unit == 8) return m.name + "[" + std::to_string(b.byte / 8) + "]";
-  return m.name + " at byte " + std::to_string(b.byte);
+  if (dtype_bytes(m.dtype) == 8) return m.name + "[" + std::to_string(b.byte / 8) + "]";
+  return m.name + "+" + std::to_string(b.byte);
 }
 
 // The race check of an mbarrier instruction on the barrier's cells: init
@@ -593,6 +596,7 @@ std::string Machine<D>::async_wait_text(std::uint32_t pc, std::uint32_t bar, con
   std::ostringstream os;
   const std::string at = p_.code[pc].loc.with_source() + " (" + p_.instr_text(pc) + ")";
   auto list = [&](const std::vector<std::uint32_t>& ts) {
+    if (names_.per_cta != 0) return names_.list(ts);  // a cluster: by CTA
     std::string s;
     // Runs of consecutive threads, as the other lines of the report name them.
     for (std::size_t i = 0; i < ts.size();) {

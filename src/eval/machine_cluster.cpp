@@ -98,8 +98,7 @@ void Machine<D>::check_remote_exits() {
       Diagnostic d;
       d.kind = DiagKind::Race;
       d.message = "CTA rank " + std::to_string(r) + " of the cluster (" + cta_text(cta_of_rank_[r]) +
-                  ") can exit before the access of thread " + std::to_string(who) + " (CTA rank " +
-                  std::to_string(rank(who)) + ") to its shared memory: nothing orders the access before the exit";
+                  ") can exit before the access of thread " + tname(who) + " to its shared memory: nothing orders the access before the exit";
       d.loc = p_.code[pc].loc;
       d.threads = {who};
       AccessInfo a;
@@ -148,16 +147,6 @@ void Machine<D>::mapa(std::uint32_t t, const Instr& in) {
     v = int_val(window_int(t, p, "mapa's address"));
   }
   set(t, in.dst[0], v);
-}
-
-// A line for reports of a cluster run: which threads are which CTA's.
-template <class D>
-std::string Machine<D>::cluster_threads_text() const {
-  std::string s = "  the run is the cluster of " + std::to_string(ncta_) + " CTAs:";
-  for (std::uint32_t r = 0; r < ncta_; ++r)
-    s += (r ? ";" : "") + std::string(" threads ") + std::to_string(r * nb_) + "-" + std::to_string((r + 1) * nb_ - 1) +
-         " are " + cta_text(cta_of_rank_[r]) + " (rank " + std::to_string(r) + ")";
-  return s + "\n";
 }
 
 template class Machine<SymbolicDomain>;

@@ -42,8 +42,8 @@ void Machine<D>::arrive_group(std::uint32_t t, Mbar& b, std::int64_t count) {
     std::string what = "the lanes of warp " + std::to_string(t / 32) + " arrive on " + mbar_name(b) +
                        " at one instruction, and their arrivals (" + std::to_string(g.total + count) +
                        " so far) run past the end of phase " + std::to_string(g.phase) + ": thread " +
-                       std::to_string(g.first) + " arrived in phase " + std::to_string(g.phase) + ", thread " +
-                       std::to_string(t) + " in phase " + std::to_string(b.phase) +
+                       tname(g.first) + " arrived in phase " + std::to_string(g.phase) + ", thread " +
+                       tname(t) + " in phase " + std::to_string(b.phase) +
                        ". A converged warp's arrives land as one arrival of their total, more than the phase had "
                        "pending";
     Diagnostic d;
@@ -117,8 +117,8 @@ void Machine<D>::check_init_fenced(std::uint32_t t, Mbar& b) {
   d.warning = !o_.strict;
   d.loc = p_.code[pc_[t]].loc;
   d.threads = t == i ? std::vector<std::uint32_t>{t} : std::vector<std::uint32_t>{i, t};
-  d.message = "thread " + std::to_string(t) + "'s copy completes on " + mbar_name(b) + ", whose mbarrier.init (thread " +
-              std::to_string(i) + ") no fence.proxy.async or fence.mbarrier_init orders before the copy";
+  d.message = "thread " + tname(t) + "'s copy completes on " + mbar_name(b) + ", whose mbarrier.init (thread " +
+              tname(i) + ") no fence.proxy.async or fence.mbarrier_init orders before the copy";
   d.detail = "  the init: " + p_.code[b.init_pc].loc.with_source() + ": " + p_.instr_text(b.init_pc) +
              "\n  the copy: " + p_.instr_text(pc_[t]) +
              "\n  The copy's complete-tx acts on the barrier through the async proxy; the CUDA C++ Programming Guide's\n"

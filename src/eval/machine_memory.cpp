@@ -87,27 +87,22 @@ void Machine<D>::misaligned(std::uint32_t t, const Memory<V>& m, std::int64_t by
            ", which is not a multiple of " + std::to_string(width) + " (a GPU faults on it)");
 }
 
-// Named in the buffer's elements, as the kernel indexes it: a tensor's
-// dtype; an untyped array's unit is the width of its first access, so the
-// message says so and gives the bytes too.
+// Named in bytes, as every report names memory (memory_place); a tensor of
+// the spec also in its elements, which the spec counts.
 template <class D>
 void Machine<D>::out_of_bounds(std::uint32_t t, const Memory<V>& m, std::int64_t byte, std::size_t width, bool write) {
   const std::int64_t e = byte >> m.ushift;  // rounds down for a negative offset too
-  const std::string access = sized(width) + (write ? " write" : " read");
   Diagnostic d;
   d.kind = DiagKind::OutOfBounds;
-  d.message = std::string(write ? "write to " : "read of ") + m.name + "[" + std::to_string(e) + "], but '" + m.name +
-              "' has " + std::to_string(m.elements()) + " elements";
-  if (m.dtype == DType::B8)
-    d.message += " of " + std::to_string(m.unit) + " bytes (" + std::to_string(m.bytes) +
-                 " bytes, counted in the width of its first access; this is " + access + " at byte " +
-                 std::to_string(byte) + ")";
-  else if (width != m.unit)
-    d.message += " (" + access + " at byte " + std::to_string(byte) + ")";
+  d.message = std::string(write ? "write to " : "read of ") + m.place(byte, width) + ", but '" + m.name + "' has " +
+              (m.spec_tensor() ? std::to_string(m.elements()) + " elements (" + std::to_string(m.bytes) + " bytes)"
+                               : std::to_string(m.bytes) + " bytes");
   d.loc = p_.code[pc_[t]].loc;
   d.threads = {t};
   d.buffer = m.name;
   d.element = e;
+  d.byte = byte;
+  d.width = std::uint32_t(width);
   d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
   throw Stop{d};
 }
@@ -235,7 +230,10 @@ std::string Machine<D>::origin(const Memory<V>& m, std::size_t c) const {
   const std::string s = "the " + std::to_string(bytes) + "-byte " + kind + " value";
   if (pc != kNone) return s + " written at " + p_.code[pc].loc.with_source() + " (" + p_.instr_text(pc) + ")";
   if (x.tag >> 7 != 0) return s + " a store wrote";
-  return s + " " + m.name + "[" + std::to_string(m.element_of(c)) + "] held at the start (an input or initial value)";
+  // Where the whole value starts: cell c is part tag_part of it.
+  const std::int64_t start = std::int64_t(m.byte_of(c)) - std::int64_t(tag_part(x.tag)) * std::int64_t(m.g);
+  const std::string place = m.place(start, bytes);  // "4 bytes at global x+4 (element 1)"
+  return s + place.substr(place.find(" at ")) + " held at the start (an input or initial value)";
 }
 
 template <class D>
@@ -403,11 +401,13 @@ void Machine<D>::note_uninitialized(std::uint32_t t, const Memory<V>& m, std::si
   d.message = m.space == Space::Param
                   ? "read of byte " + std::to_string(m.byte_of(c)) + " of the by-value struct parameter " + m.name +
                         ", which no field of the spec's \"struct\" covers (padding, or a field left out)"
-                  : "read of " + m.name + "[" + std::to_string(m.element_of(c)) + "], which nothing has written";
+                  : "read of " + m.place(std::int64_t(m.byte_of(c)), m.g) + ", which nothing has written";
   d.loc = p_.code[pc_[t]].loc;
   d.threads = {t};
   d.buffer = m.name;
   d.element = std::int64_t(m.element_of(c));
+  d.byte = std::int64_t(m.byte_of(c));
+  d.width = m.g;
   d.detail = "  instruction: " + p_.instr_text(pc_[t]) + "\n";
   uninitialized_ = d;
 }
@@ -429,7 +429,7 @@ template <class D>
 auto Machine<D>::unset_local(std::uint32_t t, const Memory<V>& m, std::size_t c) -> Val<V> {
   const std::uint32_t pc = pc_[t];
   if (!undefined_why_.count(pc))
-    undefined_why_.emplace(pc, "thread " + std::to_string(t) + " read byte " + std::to_string(m.byte_of(c)) +
+    undefined_why_.emplace(pc, "thread " + tname(t) + " read byte " + std::to_string(m.byte_of(c)) +
                                    " of local " + m.name + ", which nothing had written");
   Val<V> v;
   v.kind = VKind::Int;

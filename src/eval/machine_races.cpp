@@ -25,17 +25,19 @@ void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_
   }
   Diagnostic d;
   d.kind = DiagKind::Race;
-  // The element in the buffer's unit (a tensor's dtype, an untyped array's
-  // first access width), as the kernel indexes it.
+  // The cell both accesses cover (each covers whole cells, a narrower one
+  // having re-gridded the buffer), in bytes: an element index would count in
+  // a unit that differs between kernels (an untyped array's first access).
   const std::uint64_t e = m.element_of(c);
   auto name = [&](Access k, std::uint32_t at) { return async_access_name(k, at); };
-  d.message = std::string("data race on ") + space_name(m.space) + " " + m.name + "[" + std::to_string(e) +
-              "] between thread " + std::to_string(other) + " (" + name(other_kind, other_pc) + ") and thread " +
-              std::to_string(t) + " (" + name(kind, pc) + ")";
+  d.message = "data race on " + m.place(std::int64_t(m.byte_of(c)), m.g) + " between thread " + tname(other) + " (" + name(other_kind, other_pc) + ") and thread " +
+              tname(t) + " (" + name(kind, pc) + ")";
   d.loc = p_.code[pc].loc;
   d.threads = {other, t};
   d.buffer = m.name;
   d.element = std::int64_t(e);
+  d.byte = std::int64_t(m.byte_of(c));
+  d.width = m.g;
   auto info = [&](std::uint32_t u, std::uint32_t upc, Access k) {
     return AccessInfo{u, upc, k != Access::Read && k != Access::AgentRead, p_.code[upc].loc, p_.instr_text(upc),
                       name(k, upc)};
@@ -232,7 +234,7 @@ bool Machine<D>::same_value(const Val<V>& a, const Val<V>& b) const {
 template <class D>
 void Machine<D>::same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t other,
                                   std::uint32_t other_pc, std::uint32_t pc) {
-  const std::string where = std::string(space_name(m.space)) + " " + m.name + "[" + std::to_string(m.element_of(c)) + "]";
+  const std::string where = m.place(std::int64_t(m.byte_of(c)), m.g);
   if (!o_.strict) {
     std::size_t mine = 0;
     for (const Diagnostic& n : notes_) {
@@ -244,15 +246,17 @@ void Machine<D>::same_value_write(std::uint32_t t, Memory<V>& m, std::size_t c, 
   }
   Diagnostic d;
   d.kind = o_.strict ? DiagKind::Race : DiagKind::SameValueWrite;
-  d.message = o_.strict ? "data race on " + where + " between thread " + std::to_string(other) +
-                              " (write) and thread " + std::to_string(t) + " (write)"
-                        : "threads " + std::to_string(other) + " and " + std::to_string(t) +
+  d.message = o_.strict ? "data race on " + where + " between thread " + tname(other) + " (write) and thread " +
+                              tname(t) + " (write)"
+                        : "threads " + tname(other) + " and " + tname(t) +
                               " write the same value to " + where +
                               " without synchronization (not a race: either order leaves the same value)";
   d.loc = p_.code[pc].loc;
   d.threads = {other, t};
   d.buffer = m.name;
   d.element = std::int64_t(m.element_of(c));
+  d.byte = std::int64_t(m.byte_of(c));
+  d.width = m.g;
   auto info = [&](std::uint32_t u, std::uint32_t upc) {
     return AccessInfo{u, upc, true, p_.code[upc].loc, p_.instr_text(upc), access_name(Access::Write)};
   };

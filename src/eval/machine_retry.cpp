@@ -388,7 +388,7 @@ void Machine<D>::check_async_arrivals(std::uint32_t t, Mbar& b) {
     Diagnostic d;
     d.kind = DiagKind::Race;
     d.message = "an arrival on " + mbar_name(b) + " in its phase " + std::to_string(b.phase) + " by thread " +
-                std::to_string(t) + " is not ordered after the cp.async copies of thread " + std::to_string(ag.thread) +
+                tname(t) + " is not ordered after the cp.async copies of thread " + tname(ag.thread) +
                 " whose asynchronous arrive-on (.noinc) counted in phase " + std::to_string(phase) +
                 ": if they complete later, this arrival completes phase " + std::to_string(phase) +
                 " without them, and which phase each counts in depends on the schedule";

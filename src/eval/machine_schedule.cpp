@@ -76,43 +76,6 @@ std::string hex(std::uint32_t mask) {
   return s;
 }
 
-// "0-15", "0-7, 12, 30-31", "1, 3, ..., 63 (32 threads)": reports name
-// sets of threads, which are mostly runs or strided.
-std::string thread_list(std::vector<std::uint32_t> ts) {
-  std::sort(ts.begin(), ts.end());
-  ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
-  std::ostringstream os;
-  if (ts.size() > 8) {
-    const std::uint32_t step = ts[1] - ts[0];
-    bool strided = step > 1;
-    for (std::size_t i = 2; i < ts.size() && strided; ++i) strided = ts[i] - ts[i - 1] == step;
-    if (strided) {
-      os << ts[0] << ", " << ts[1] << ", ..., " << ts.back() << " (" << ts.size() << " threads)";
-      return os.str();
-    }
-  }
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;
-  for (std::uint32_t t : ts)
-    if (!runs.empty() && runs.back().second + 1 == t)
-      runs.back().second = t;
-    else
-      runs.emplace_back(t, t);
-  auto put = [&](const std::pair<std::uint32_t, std::uint32_t>& r) {
-    os << r.first;
-    if (r.second != r.first) os << "-" << r.second;
-  };
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs.size() > 8 && i == 6) {
-      os << ", ...";
-      i = runs.size() - 1;
-    }
-    if (i) os << ", ";
-    put(runs[i]);
-  }
-  if (runs.size() > 8) os << " (" << ts.size() << " threads)";
-  return os.str();
-}
-
 // The rule a masked sync of kind k breaks when its members use different
 // masks, in the guide's words (CUDA C++ Programming Guide, "Synchronization
 // Functions" for __syncwarp, "Warp Shuffle Functions", "Warp Vote Functions"
@@ -158,7 +121,7 @@ std::uint32_t Machine<D>::member_mask(std::uint32_t t, const Instr& in) {
   if (!(mask >> (t % 32) & 1)) {
     Diagnostic d;
     d.kind = DiagKind::Deadlock;
-    d.message = "thread " + std::to_string(t) + " is not in the thread set of its own sync (member mask " + hex(mask) +
+    d.message = "thread " + tname(t) + " is not in the thread set of its own sync (member mask " + hex(mask) +
                 ", lane " + std::to_string(t % 32) + ")";
     d.loc = in.loc;
     d.threads = {t};
@@ -377,19 +340,19 @@ void Machine<D>::mismatched_masks(std::uint32_t t, std::uint32_t u, bool exited)
   d.kind = DiagKind::Deadlock;
   d.loc = p_.code[pc_[t]].loc;
   std::ostringstream os;
-  os << "mismatched " << (syncwarp ? "__syncwarp masks" : "member masks") << ": threads " << thread_list(a)
-     << " use mask " << hex(wait_mask_[t]) << ", threads " << thread_list(b) << " mask " << hex(mask_b);
+  os << "mismatched " << (syncwarp ? "__syncwarp masks" : "member masks") << ": threads " << names_.list(a)
+     << " use mask " << hex(wait_mask_[t]) << ", threads " << names_.list(b) << " mask " << hex(mask_b);
   d.message = os.str();
   os.str("");
-  os << "  threads " << thread_list(a) << " wait at " << p_.code[pc_[t]].loc.with_source() << " (" << p_.instr_text(pc_[t])
-     << ") with mask " << hex(wait_mask_[t]) << ", which names threads " << thread_list(b) << "\n";
+  os << "  threads " << names_.list(a) << " wait at " << p_.code[pc_[t]].loc.with_source() << " (" << p_.instr_text(pc_[t])
+     << ") with mask " << hex(wait_mask_[t]) << ", which names threads " << names_.list(b) << "\n";
   if (exited)
-    os << "  threads " << thread_list(b) << " executed their corresponding " << what << " at "
+    os << "  threads " << names_.list(b) << " executed their corresponding " << what << " at "
        << p_.code[pc_b].loc.with_source() << " (" << p_.instr_text(pc_b) << ") with mask " << hex(mask_b)
-       << ", without threads " << thread_list(a) << ", and then exited\n";
+       << ", without threads " << names_.list(a) << ", and then exited\n";
   else
-    os << "  threads " << thread_list(b) << " wait at " << p_.code[pc_b].loc.with_source() << " (" << p_.instr_text(pc_b)
-       << ") with mask " << hex(mask_b) << ", which names threads " << thread_list(a)
+    os << "  threads " << names_.list(b) << " wait at " << p_.code[pc_b].loc.with_source() << " (" << p_.instr_text(pc_b)
+       << ") with mask " << hex(mask_b) << ", which names threads " << names_.list(a)
        << ": neither can complete\n";
   os << mask_rule(kind);
   d.detail = os.str();
@@ -424,13 +387,13 @@ void Machine<D>::barrier_divergence(std::uint32_t t, const std::vector<std::uint
   std::ostringstream os;
   for (const auto& [at, ts] : by_exit) {
     // The threads are listed above: one place of exit needs no list again.
-    os << "  " << (by_exit.size() == 1 ? "they" : "threads " + thread_list(ts)) << " exited ";
+    os << "  " << (by_exit.size() == 1 ? "they" : "threads " + names_.list(ts)) << " exited ";
     if (at == kNone)
       os << "at the end of the kernel\n";
     else
       os << "at " << p_.code[at].loc.with_source() << " (" << p_.instr_text(at) << ")\n";
   }
-  os << "  threads " << thread_list(arrived) << " reached the barrier\n"
+  os << "  threads " << names_.list(arrived) << " reached the barrier\n"
      << "  CUDA C++ Programming Guide, Synchronization Functions: __syncthreads() is allowed in conditional\n"
      << "  code only if the conditional evaluates identically across the entire thread block, otherwise\n"
      << "  the code execution is likely to hang or produce unintended side effects\n"
@@ -557,9 +520,9 @@ void Machine<D>::deadlock() {
       continue;
     }
     os << "  waiting at " << p_.code[g.pc].loc.with_source() << " (" << p_.instr_text(g.pc) << "): threads "
-       << thread_list(g.threads);
+       << names_.list(g.threads);
     if (p_.code[g.pc].op != Opcode::Bar) os << " with mask " << hex(g.mask);
-    if (!g.needs.empty()) os << "; it needs threads " << thread_list(g.needs) << ", which are at another sync";
+    if (!g.needs.empty()) os << "; it needs threads " << names_.list(g.needs) << ", which are at another sync";
     os << "\n";
     d.threads.insert(d.threads.end(), g.threads.begin(), g.threads.end());
   }
@@ -579,10 +542,10 @@ void Machine<D>::deadlock() {
   for (std::size_t i = 0; i < path.size(); ++i) {
     const Group& g = groups[path[i]];
     if (cyclic && i + 1 == path.size()) break;  // the first group again
-    os << (i ? ",\n    which wait at " : "threads " + thread_list(g.threads) + " wait at ")
+    os << (i ? ",\n    which wait at " : "threads " + names_.list(g.threads) + " wait at ")
        << p_.code[g.pc].loc.with_source();
     if (i + 1 < path.size()) {
-      os << " for threads " << thread_list(held(path[i], path[i + 1]));
+      os << " for threads " << names_.list(held(path[i], path[i + 1]));
       const Instr& a = p_.code[g.pc];
       const Instr& b = p_.code[groups[path[i + 1]].pc];
       if (a.op == Opcode::Bar && b.op == Opcode::Bar && !counted(a) && !counted(b))

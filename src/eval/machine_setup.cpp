@@ -43,6 +43,12 @@ void Machine<D>::setup() {
     if (nb_ % 32 != 0)
       unsupported_launch("a cluster of CTAs of " + std::to_string(nb_) + " threads: clusters are modelled for CTAs of whole warps");
     for (std::uint32_t r = 0; r < ncta_; ++r) cta_of_rank_.push_back(cluster_cta(l_.cta, cluster_, r));
+    // Reports name a thread by its CTA and its number there.
+    names_.per_cta = nb_;
+    for (std::uint32_t r = 0; r < ncta_; ++r) {
+      const Dim3& c = cta_of_rank_[r];
+      names_.ctas.push_back({c, true, Dim3{c.x / cluster_.x, c.y / cluster_.y, c.z / cluster_.z}, r});
+    }
   } else {
     cta_of_rank_.push_back(l_.cta);
   }

@@ -264,7 +264,7 @@ void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_ma
               d.loc = p_.code[pc_[t]].loc;
               d.threads = t == u ? std::vector<std::uint32_t>{t} : std::vector<std::uint32_t>{t, u};
               d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(b) + ", which thread " +
-                          std::to_string(u) + "'s cp.async wrote, with no fence.proxy.async between them";
+                          tname(u) + "'s cp.async wrote, with no fence.proxy.async between them";
               d.detail = "  the copy: " + p_.code[upc].loc.with_source() + ": " + p_.instr_text(upc) +
                          "\n  the wgmma: " + p_.instr_text(pc_[t]) +
                          "\n  wgmma reads shared memory through the async proxy; the PTX ISA does not say through which\n"
@@ -279,7 +279,7 @@ void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_ma
         Diagnostic d;
         d.kind = DiagKind::Race;
         d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(b) + ", which thread " +
-                    std::to_string(u) + " wrote through the generic proxy without a fence.proxy.async ordered before the wgmma";
+                    tname(u) + " wrote through the generic proxy without a fence.proxy.async ordered before the wgmma";
         d.loc = p_.code[pc_[t]].loc;
         d.threads = {t, u};
         d.detail = "  the write: " + p_.code[upc].loc.with_source() + ": " + p_.instr_text(upc) +
@@ -358,7 +358,7 @@ void Machine<D>::wgmma_mma(const Instr& in, const std::vector<std::uint32_t>& gr
       else if (x != v0)
         fail(DiagKind::Unsupported, t,
              std::string(what) + " differs between the threads of the warpgroup (" + hex(std::uint64_t(v0)) + " in thread " +
-                 std::to_string(t0) + ", " + hex(std::uint64_t(x)) + " here)");
+                 tname(t0) + ", " + hex(std::uint64_t(x)) + " here)");
     }
     return v0;
   };

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,14 @@ struct Memory {
   std::uint64_t element_of_byte(std::uint64_t b) const { return b >> ushift; }
   std::uint64_t element_of(std::size_t c) const { return byte_of(c) >> ushift; }
   std::uint64_t elements() const { return bytes >> ushift; }
+  // A tensor of the spec (an argument, or module data the host fills), whose
+  // elements the user counts; the kernel's own arrays are counted in bytes.
+  bool spec_tensor() const { return role != Role::Scratch; }
+  // Reports' name of width bytes at byte b (memory_place, eval.hpp).
+  std::string place(std::int64_t b, std::uint64_t width) const {
+    // >> rounds a negative offset down, to the element it starts in.
+    return memory_place(space, name, b, width, spec_tensor() ? std::optional<std::int64_t>(b >> ushift) : std::nullopt);
+  }
 };
 
 // One cell's worth of an issued cp.async: the source was read at the

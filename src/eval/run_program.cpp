@@ -54,10 +54,10 @@ RunResult<D> Machine<D>::run() {
                                             std::to_string(bytes_ >> 20) + " MiB of it counted)"));
   }
   if (!result.diagnostics.empty()) result.outputs.clear();
-  if (ncta_ > 1)  // thread numbers run across the cluster's CTAs: say which are whose
-    for (Diagnostic& d : result.diagnostics)
-      if (!d.threads.empty()) d.detail += cluster_threads_text();
   result.notes = std::move(notes_);
+  // Thread numbers run across a cluster's CTAs: reports name each thread's CTA.
+  for (auto* ds : {&result.diagnostics, &result.notes})
+    for (Diagnostic& d : *ds) d.names = names_;
   result.stats = stats_;
   return result;
 }

@@ -48,7 +48,7 @@ TEST_CASE("reports: kernels and buffers by their source names, the PTX names kep
     REQUIRE(r.verdict == tileverify::Outcome::Race);
     const std::string text = r.text();
     INFO(text);
-    CHECK(text.find("race: red5: data race on shared red5::s[1] between thread 0 (read) and thread 1 (write)") !=
+    CHECK(text.find("race: red5: data race on 4 bytes at shared red5::s+4 between thread 0 (read) and thread 1 (write)") !=
           std::string::npos);
     // The instructions quoted are the PTX's.
     CHECK(text.find("ld.shared.f32 %f4, [_ZZ4red5PKfPfE1s+4]") != std::string::npos);
@@ -56,15 +56,20 @@ TEST_CASE("reports: kernels and buffers by their source names, the PTX names kep
     const json& d = j["diagnostics"].at(0);
     CHECK(d["buffer"] == "_ZZ4red5PKfPfE1s");
     CHECK(d["buffer_name"] == "red5::s");
-    CHECK(d["message"].get<std::string>().find("red5::s[1]") != std::string::npos);
-    CHECK(d["message_ptx"].get<std::string>().find("_Z4red5PKfPf: data race on shared _ZZ4red5PKfPfE1s[1]") !=
+    CHECK(d["message"].get<std::string>().find("red5::s+4") != std::string::npos);
+    CHECK(d["message_ptx"].get<std::string>().find("_Z4red5PKfPf: data race on 4 bytes at shared _ZZ4red5PKfPfE1s+4") !=
           std::string::npos);
+    // The element as before (in the array's unit, here its first access's
+    // 4 bytes), and the bytes, which mean the same in every kernel.
+    CHECK(d["element"] == 1);
+    CHECK(d["byte"] == 4);
+    CHECK(d["width"] == 4);
   }
   {
     auto r = tileverify::check(spec_at(dir / "sgemm_race.json"));
     REQUIRE(r.verdict == tileverify::Outcome::Race);
     INFO(r.text());
-    CHECK(r.text().find("race: sgemm_smem<32>: data race on shared sgemm_smem<32>::tile[1]") != std::string::npos);
+    CHECK(r.text().find("race: sgemm_smem<32>: data race on 4 bytes at shared sgemm_smem<32>::tile+4") != std::string::npos);
     const json j = json::parse(r.json());
     CHECK(j["diagnostics"].at(0)["buffer"] == "_ZZ10sgemm_smemILi32EEvPKfS1_PfiE4tile");
     CHECK(j["diagnostics"].at(0)["buffer_name"] == "sgemm_smem<32>::tile");

@@ -67,8 +67,8 @@ void check_dup_rows(D& dom) {
   CHECK(n.buffer == "tile");
   CHECK(n.element == 0);
   CHECK(n.message ==
-        "threads 0 and 64 write the same value to shared tile[0] without synchronization (not a race: either order "
-        "leaves the same value)");
+        "threads 0 and 64 write the same value to 4 bytes at shared tile+0 without synchronization (not a race: either "
+        "order leaves the same value)");
   REQUIRE(n.accesses.size() == 2);
   CHECK(n.accesses[0].thread == 0);
   CHECK(n.accesses[1].thread == 64);
@@ -83,7 +83,7 @@ void check_dup_rows(D& dom) {
   INFO(d.text());
   CHECK(d.kind == DiagKind::Race);
   CHECK(d.buffer == "tile");
-  CHECK(d.message == "data race on shared tile[0] between thread 0 (write) and thread 64 (write)");
+  CHECK(d.message == "data race on 4 bytes at shared tile+0 between thread 0 (write) and thread 64 (write)");
   CHECK(d.detail.find("same value") != std::string::npos);
   CHECK(d.detail.find("--strict") != std::string::npos);
   CHECK(strict.notes.empty());
@@ -221,7 +221,7 @@ TEST_CASE("a same-value note prints both writes and why it is not a race") {
   REQUIRE(r.notes.size() == 2);
   const std::string t = r.notes[0].text();
   INFO(t);
-  CHECK(t.rfind("same_value_write: threads 0 and 64 write the same value to shared tile[0]", 0) == 0);
+  CHECK(t.rfind("same_value_write: threads 0 and 64 write the same value to 4 bytes at shared tile+0", 0) == 0);
   CHECK(t.find("\n  earlier write by thread 0 at dup.cu:4:5: ") != std::string::npos);
   CHECK(t.find("\n  later   write by thread 64 at dup.cu:4:5: ") != std::string::npos);
   CHECK(t.find("the PTX memory model calls this a data race, but both writes store the same value (--strict reports "
@@ -299,8 +299,8 @@ TEST_CASE("spec cases: the report prints the note; strict, fpsan and whole-grid 
   REQUIRE(flag.notes.size() == 1);
   const std::string text = flag.text();
   INFO(text);
-  CHECK(text.find("note: same_value_write: flag_any: threads 16 and 17 write the same value to shared "
-                  "flag_any::found[0] without synchronization (not a race: either order leaves the same "
+  CHECK(text.find("note: same_value_write: flag_any: threads 16 and 17 write the same value to 4 bytes at shared "
+                  "flag_any::found+0 without synchronization (not a race: either order leaves the same "
                   "value)\n") != std::string::npos);
   CHECK(flag.json().find("\"same_value_write\"") != std::string::npos);
   CHECK(check(spec_of("flag_any_strict.json")).verdict == Outcome::Race);
@@ -323,10 +323,15 @@ TEST_CASE("spec cases: the report prints the note; strict, fpsan and whole-grid 
   CHECK(grid.verdict == Outcome::Ok);
   REQUIRE(grid.notes.size() == 1);
   CHECK(grid.notes[0].message ==
-        "same_tile_all_ctas: CTA (0,0,0) and CTA (1,0,0) write the same value to global y[0] without "
-        "synchronization (not a race: either order leaves the same value)");
+        "same_tile_all_ctas: CTA (0,0,0) and CTA (1,0,0) write the same value to 4 bytes at global y+0 (element 0) "
+        "without synchronization (not a race: either order leaves the same value)");
   REQUIRE(grid.notes[0].accesses.size() == 2);
   CHECK(grid.notes[0].accesses[0].thread == 0);
+  // Each access's thread is named by its CTA: the runs of two CTAs both
+  // number their threads from 0.
+  const std::string grid_text = grid.notes[0].text();
+  CHECK(grid_text.find("earlier write by thread 0 of CTA (0,0,0) at ") != std::string::npos);
+  CHECK(grid_text.find("later   write by thread 0 of CTA (1,0,0) at ") != std::string::npos);
   Report grid_strict = check(spec_of("all_ctas_strict.json"));
   CHECK(grid_strict.verdict == Outcome::Race);
   REQUIRE(!grid_strict.diagnostics.empty());

@@ -276,7 +276,11 @@ TEST_CASE("races between accesses of different widths: where their bytes overlap
   auto upper = run(race_body(4, Side{true, 4, 0}, Side{false, 2, 2}), 2);
   REQUIRE(upper.diagnostics.size() == 1);
   CHECK(upper.diagnostics[0].kind == DiagKind::Race);
-  CHECK(upper.diagnostics[0].message == "data race on shared smem[0] between thread 0 (write) and thread 1 (read)");
+  // Named in bytes: the upper half both touch, not element 0 of the array's
+  // first access width (4 bytes here) as reports once said.
+  CHECK(upper.diagnostics[0].message == "data race on 2 bytes at shared smem+2 between thread 0 (write) and thread 1 (read)");
+  CHECK(upper.diagnostics[0].byte == 2);
+  CHECK(upper.diagnostics[0].width == 2);
   auto disjoint = run(race_body(4, Side{true, 2, 0}, Side{false, 2, 2}), 2);
   INFO((disjoint.ok() ? std::string() : disjoint.diagnostics[0].text()));
   CHECK(disjoint.ok());
@@ -353,13 +357,19 @@ TEST_CASE("out of bounds at byte granularity: a tensor's message in its elements
     if (!oob) continue;
     const Diagnostic& d = r.diagnostics.back();
     const std::size_t first_out = std::max<std::size_t>(offset, 32 / width * width);  // the first element past the end
+    // Memory is named in bytes, whatever width the array was first accessed
+    // at; a tensor adds the element the spec counts.
+    const std::string what =
+        std::string(store ? "write to " : "read of ") + std::to_string(d.width) + (d.width == 1 ? " byte at " : " bytes at ");
+    CHECK(d.byte + std::int64_t(d.width) > 32);
+    CHECK((d.width == width || d.width == width * count));
     if (shared) {
-      CHECK(d.message.find("but 'smem' has") != std::string::npos);
-      CHECK(d.message.find("32 bytes, counted in the width of its first access") != std::string::npos);
+      CHECK(d.message == what + "shared smem+" + std::to_string(d.byte) + ", but 'smem' has 32 bytes");
     } else {
       CHECK(d.element == std::int64_t(first_out / 2));
-      CHECK(d.message.find((store ? "write to y[" : "read of y[") + std::to_string(first_out / 2) +
-                           "], but 'y' has 16 elements") == 0);
+      CHECK(d.byte == std::int64_t(first_out));
+      CHECK(d.message == what + "global y+" + std::to_string(first_out) + " (element " + std::to_string(first_out / 2) +
+                             "), but 'y' has 16 elements (32 bytes)");
     }
   }
 }
@@ -395,7 +405,8 @@ TEST_CASE("a value with no exact parts read at another width is unsupported, nam
   auto in = run("  ld.global.u16 %rs1, [%rd1+6];\n");
   REQUIRE(in.diagnostics.size() == 1);
   CHECK(in.diagnostics[0].message ==
-        "a 2-byte read of x at byte 6 splits the 4-byte f32 value x[1] held at the start (an input or initial value)");
+        "a 2-byte read of x at byte 6 splits the 4-byte f32 value at global x+4 (element 1) held at the start (an input or "
+        "initial value)");
 }
 
 TEST_CASE("packed halves: a pair stored as 32 bits reads as its halves, two halves read as 32 bits are a pair") {
@@ -444,7 +455,7 @@ TEST_CASE("a read of bytes partly written is uninitialized at the unwritten elem
   auto r = run("  mov.u16 %rs1, 5;\n" + st(2, 0, "%rs1") + ld(4, 0, "%r5"));
   REQUIRE(r.diagnostics.size() == 1);
   CHECK(r.diagnostics[0].kind == DiagKind::Uninitialized);
-  CHECK(r.diagnostics[0].message == "read of smem[1], which nothing has written");  // in 2-byte elements, its first access's
+  CHECK(r.diagnostics[0].message == "read of 2 bytes at shared smem+2, which nothing has written");
 }
 
 TEST_CASE("unordered stores of the same value at one width are a note per slice too, at different widths a race") {

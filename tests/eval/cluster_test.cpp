@@ -6,7 +6,9 @@
 // Kernels are PTX text (sm_90a) on a cluster of two CTAs of one warp each.
 #include "../ptx/ptx_helpers.hpp"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 using namespace tileverify;
 
@@ -111,7 +113,13 @@ TEST_CASE("clusters: a peer's shared memory read before the barrier that orders 
   REQUIRE(!r.r.ok());
   CHECK(r.r.diagnostics.back().kind == DiagKind::Race);
   CHECK(contains(r.r.diagnostics.back().message, "buf@rank"));
-  CHECK(contains(r.r.diagnostics.back().detail, "threads 0-31 are CTA (0,0,0) (rank 0); threads 32-63 are CTA (1,0,0)"));
+  // The run numbers threads across the cluster (thread 32 is thread 0 of
+  // rank 1): reports name each by its CTA, cluster and rank.
+  CHECK(r.r.diagnostics.back().message ==
+        "data race on 4 bytes at shared buf@rank1+0 between thread 0 of CTA (0,0,0), cluster (0,0,0) rank 0 (read) and "
+        "thread 0 of CTA (1,0,0), cluster (0,0,0) rank 1 (write)");
+  CHECK(r.r.diagnostics.back().threads == std::vector<std::uint32_t>{0, 32});
+  CHECK(contains(r.r.diagnostics.back().text(), "later   write by thread 0 of CTA (1,0,0), cluster (0,0,0) rank 1 at "));
 }
 
 TEST_CASE("clusters: without a cluster barrier before the exit, a CTA can exit while its peer reads its memory") {
@@ -221,6 +229,22 @@ TEST_CASE("clusters: arrivals on the wrong CTA's barrier leave the waiters of th
   const Diagnostic& d = r.r.diagnostics.back();
   CHECK(d.kind == DiagKind::Deadlock);
   CHECK(contains(d.text(), "bar@rank0"));
+  // The waiting threads by CTA, numbered within it, not by their number in
+  // the cluster's run.
+  CHECK(contains(d.text(), "\n  threads 0-31 of CTA (0,0,0) wait at t.ptx:45:3 (mbarrier.wait.b64 "));
+}
+
+TEST_CASE("reports name a cluster's threads by CTA, cluster and rank") {
+  ThreadNames n;
+  n.per_cta = 128;
+  n.ctas = {{Dim3{0, 0, 0}, true, Dim3{0, 0, 0}, 0}, {Dim3{0, 1, 0}, true, Dim3{0, 0, 0}, 1}};
+  CHECK(n.one(133) == "5 of CTA (0,1,0), cluster (0,0,0) rank 1");
+  CHECK(n.list({0, 1, 2, 128, 129, 200}) == "0-2 of CTA (0,0,0) and 0-1, 72 of CTA (0,1,0)");
+  CHECK(n.list({130}) == "2 of CTA (0,1,0)");
+  n.ctas[1].in_cluster = false;  // two CTAs of a grid without clusters
+  CHECK(n.one(133) == "5 of CTA (0,1,0)");
+  CHECK(ThreadNames{}.one(133) == "133");  // one CTA: its threads by number
+  CHECK(ThreadNames{}.list({3, 1, 2, 7}) == "1-3, 7");
 }
 
 TEST_CASE("clusters: a CTA barrier (bar.sync) waits for its own CTA's threads only") {

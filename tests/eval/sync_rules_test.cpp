@@ -416,7 +416,7 @@ TEST_CASE("a shuffle orders no memory: store, shfl.sync, read of the neighbour's
   auto racy = run(build(false), threads(32), c);
   REQUIRE(!racy.ok());
   CHECK(racy.diagnostics[0].kind == DiagKind::Race);
-  CHECK(contains(racy.diagnostics[0].message, "s["));
+  CHECK(contains(racy.diagnostics[0].message, "4 bytes at shared s+"));
   auto ordered = run(build(true), threads(32), c);
   INFO((ordered.ok() ? "" : ordered.diagnostics[0].text()));
   CHECK(ordered.ok());
@@ -451,7 +451,7 @@ TEST_CASE("ldmatrix orders no memory either: a store, ldmatrix of another tile, 
   auto racy = run(build(false), threads(32), c);
   REQUIRE(!racy.ok());
   CHECK(racy.diagnostics[0].kind == DiagKind::Race);
-  CHECK(contains(racy.diagnostics[0].message, "s["));
+  CHECK(contains(racy.diagnostics[0].message, "4 bytes at shared s+"));
   auto ordered = run(build(true), threads(32), c);
   INFO((ordered.ok() ? "" : ordered.diagnostics[0].text()));
   CHECK(ordered.ok());
