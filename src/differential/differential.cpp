@@ -218,6 +218,11 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
       r.error = k.role + ": parameter '" + d.name + "' is a by-value struct, which GPU runs do not launch yet";
       return r;
     }
+    if (a.is_map_array) {  // it would need the maps encoded and copied to a device buffer
+      r.error = k.role + ": parameter '" + d.name + "' points to tensor maps in global memory (\"tensor_maps\"), "
+                "which GPU runs do not launch yet";
+      return r;
+    }
     if (a.is_tensor_map) {
       const TensorMap& m = a.map;
       cuda::TensorMapTiled desc;

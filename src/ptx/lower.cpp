@@ -822,9 +822,12 @@ class Lowering final : public KernelLowering {
         if (is_word(w, "ldmatrix")) return {B::LdMatrix};
         if (is_word(w, "mbarrier")) return {B::Async};
         if (is_word(w, "stmatrix")) return {B::Wgmma};
+        if (is_word(w, "prefetch")) return {B::Async};
         break;
       case 9:
         if (is_word(w, "nanosleep")) return {B::Async};
+        if (is_word(w, "prefetchu")) return {B::Async};
+        if (is_word(w, "tensormap")) return {B::Async};
         break;
       case 10:
         if (is_word(w, "setmaxnreg")) return {B::SetMaxNReg};

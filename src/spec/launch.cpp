@@ -115,6 +115,11 @@ LaunchArg arg_of(const Spec& s, const ParamSpec& p) {
     const ParamSpec* t = param_named(s, p.map_tensor);
     return LaunchArg::of_tensor_map(t ? tensor_of(*t) : TensorArg{p.map_tensor, p.dtype, {}}, p.map);
   }
+  if (p.map_array) {
+    std::vector<LaunchArg> maps;
+    for (const ParamSpec& f : p.fields) maps.push_back(arg_of(s, f));
+    return LaunchArg::of_map_array(p.name, std::move(maps));
+  }
   if (p.tensor) return LaunchArg::of_tensor(tensor_of(p));
   if (p.symbolic) return LaunchArg::of_symbol(p.name, p.dtype);
   return LaunchArg::of_scalar(p.value);
@@ -142,7 +147,7 @@ bool map_param(const ParamDecl& d) { return d.array_bytes == kTensorMapBytes; }
 // A scalar for a by-value struct of its size: nvcc passes a __half or
 // __nv_bfloat16 (a struct of one 16-bit field) as .param .align 2 .b8 p[2].
 bool small_struct_scalar(const ParamSpec& q, const ParamDecl& d) {
-  return d.array_bytes && !q.is_struct && !q.tensor && !q.tensor_map && d.array_bytes == dtype_bytes(q.dtype);
+  return d.array_bytes && !q.is_struct && !q.tensor && !q.tensor_map && !q.map_array && d.array_bytes == dtype_bytes(q.dtype);
 }
 
 // The argument for a struct parameter given a scalar of its size: a struct of
@@ -164,6 +169,18 @@ void check_map_param(const std::string& at, const ParamSpec& q, const ParamDecl&
         fail(at + ": field '" + f.name + "' (bytes " + std::to_string(f.offset) + " to " +
              std::to_string(f.offset + field_bytes(f) - 1) + ") is past the parameter's " +
              std::to_string(d.array_bytes) + " bytes");
+    return;
+  }
+  if (q.map_array) {
+    // `const CUtensorMap*`: a 64-bit pointer parameter.
+    if (d.array_bytes || dtype_bytes(d.dtype) != 8)
+      fail(at + " is the tensor maps '" + q.name + "', a pointer to CUtensorMaps in global memory (const "
+           "CUtensorMap*), but the parameter is " +
+           (d.array_bytes ? "a by-value array of " + std::to_string(d.array_bytes) + " bytes" +
+                                (map_param(d) ? ": a CUtensorMap passed by value (const __grid_constant__ CUtensorMap) "
+                                                "is a \"tensor_map\" entry of \"params\""
+                                              : std::string())
+                          : "a scalar of " + std::to_string(dtype_bytes(d.dtype) * 8) + " bits, not a 64-bit pointer"));
     return;
   }
   if (small_struct_scalar(q, d)) return;
@@ -267,7 +284,7 @@ void add_args(const Spec& s, const KernelSpec& k, const Program& p, Launch& l) {
         const ParamSpec* q = param_named(s, a.text);
         if (!q) fail(at + " names '" + a.text + "', which is not in \"params\"");  // check_args refused it already
         check_map_param(at, *q, d);
-        if (q->tensor_map || q->is_struct) {
+        if (q->tensor_map || q->is_struct || q->map_array) {
           l.args.push_back(arg_of(s, *q));
           if (q->is_struct) l.args.back().struct_bytes = d.array_bytes;
           break;

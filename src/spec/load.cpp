@@ -97,9 +97,10 @@ Spec spec_at(json& j, const SizesDecl& sizes, const std::string& path, std::vect
   for (const std::optional<KernelSpec>* k : {&s.ref, &s.opt})
     if (*k)
       for (const ParamSpec& p : s.params)
-        if (p.tensor_map && bound_to_symbol(**k, p.map_tensor))
-          fail("symbols: '" + p.map_tensor + "' gives a module variable and is viewed by the tensor map '" + p.name +
-               "': a module variable is memory of its own, which a tensor map cannot view");
+        for (const ParamSpec& m : p.map_array ? p.fields : std::vector<ParamSpec>{p})
+          if (m.tensor_map && bound_to_symbol(**k, m.map_tensor))
+            fail("symbols: '" + m.map_tensor + "' gives a module variable and is viewed by the tensor map '" + m.name +
+                 "': a module variable is memory of its own, which a tensor map cannot view");
   check_args(s);
   if (j.contains("expect")) {
     // The verdicts of the report (outcome_name): a misspelt expectation

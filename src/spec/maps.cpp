@@ -98,6 +98,27 @@ void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps) {
   if (j.contains("description")) text_of(j["description"], where + ".description", "what the map is for", true);
 }
 
+// "tensor_maps": [{...}, ...]: CUtensorMaps the host encoded and copied to
+// global memory one after another (cudaMemcpy of a CUtensorMap array), for a
+// `const CUtensorMap*` parameter: map k at byte 128 k, each map read as
+// "tensor_map" reads one. 4096 maps is far more than a kernel names.
+constexpr std::size_t kMaxMapArray = 4096;
+void tensor_maps_of(const json& j, const std::string& where, ParamSpec* ps) {
+  if (!j.is_array() || j.empty() || j.size() > kMaxMapArray)
+    fail(field(where) + " is " + shown(j) + ": it must be a list of 1 to " + std::to_string(kMaxMapArray) +
+         " tensor maps, like [{\"tensor\": \"A\", \"box\": [64, 64]}]: the CUtensorMaps a `const CUtensorMap*` "
+         "parameter points to, in order");
+  ps->tensor = false;
+  ps->map_array = true;
+  for (std::size_t k = 0; k < j.size(); ++k) {
+    ParamSpec f;
+    f.name = ps->name + "[" + std::to_string(k) + "]";
+    f.offset = std::uint32_t(128 * k);
+    tensor_map_of(j[k], where + "[" + std::to_string(k) + "]", &f);
+    ps->fields.push_back(std::move(f));
+  }
+}
+
 // The entry of "params" with that name (names are unique), or null.
 const ParamSpec* param_named(const Spec& s, const std::string& name) {
   for (const ParamSpec& p : s.params)
@@ -124,7 +145,12 @@ void resolve_map(Spec& s, ParamSpec& p, const std::string& where) {
       }
     }
     fail(field(where + ".tensor") + " is " + json_quoted(p.map_tensor) + ": " +
-         (t ? "that entry of \"params\" is a " + std::string(t->tensor_map ? "tensor map" : "scalar") + ", not a tensor"
+         (t ? "that entry of \"params\" is a " +
+                  std::string(t->tensor_map  ? "tensor map"
+                              : t->map_array ? "list of tensor maps"
+                              : t->is_struct ? "struct"
+                                             : "scalar") +
+                  ", not a tensor"
             : "no tensor of \"params\" has that name") +
          (nearest.empty() || t ? "" : " (did you mean \"" + nearest + "\"?)") + "; a map views a tensor entry (" +
          (tensors.empty() ? std::string("\"params\" has none") : "they are " + tensors) + ")");
@@ -193,7 +219,7 @@ void resolve_struct(Spec& s, ParamSpec& p, const std::string& where) {
     }
     if (!f.same_as.empty()) {
       const ParamSpec* q = param_named(s, f.same_as);
-      if (!q || q->tensor || q->tensor_map || q->is_struct)
+      if (!q || q->tensor || q->tensor_map || q->is_struct || q->map_array)
         fail(field(at + ".param") + " is " + json_quoted(f.same_as) + ": " +
              (q ? std::string("that entry of \"params\" is not a scalar") : "no entry of \"params\" has that name") +
              "; a \"param\" field holds a scalar entry of \"params\" (a value or a symbolic float)");
@@ -217,12 +243,14 @@ void resolve_maps(Spec& s) {
   for (std::size_t i = 0; i < s.params.size(); ++i) {
     ParamSpec& p = s.params[i];
     if (p.tensor_map) resolve_map(s, p, "params[" + std::to_string(i) + "].tensor_map");
+    if (p.map_array)
+      for (std::size_t k = 0; k < p.fields.size(); ++k)
+        resolve_map(s, p.fields[k], "params[" + std::to_string(i) + "].tensor_maps[" + std::to_string(k) + "]");
     if (p.is_struct) {
       resolve_struct(s, p, "params[" + std::to_string(i) + "].struct");
       check_layout(&p, "params[" + std::to_string(i) + "].struct");
     }
   }
 }
-
 
 }  // namespace tileverify::spec_detail

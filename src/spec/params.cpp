@@ -164,6 +164,9 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
     // A map takes its element type and default shape from its tensor.
     only_keys(p, field(where), {"name", "tensor_map", "description"});
     if (!p.contains("name")) fail(field(where) + " needs \"name\"");
+  } else if (p.contains("tensor_maps")) {
+    only_keys(p, field(where), {"name", "tensor_maps", "description"});
+    if (!p.contains("name")) fail(field(where) + " needs \"name\"");
   } else if (p.contains("struct")) {
     only_keys(p, field(where), {"name", "struct", "description"});
     if (!p.contains("name")) fail(field(where) + " needs \"name\"");
@@ -179,6 +182,10 @@ ParamSpec param_of(const json& p, std::size_t i, std::set<std::string>* names) {
     fail(field(where + ".name") + " " + json_quoted(ps.name) + " is already the name of another parameter");
   if (p.contains("tensor_map")) {
     tensor_map_of(p["tensor_map"], where + ".tensor_map", &ps);
+    return ps;
+  }
+  if (p.contains("tensor_maps")) {
+    tensor_maps_of(p["tensor_maps"], where + ".tensor_maps", &ps);
     return ps;
   }
   if (p.contains("struct")) {
@@ -239,12 +246,12 @@ namespace {
 std::set<std::string> tensors_taken(const Spec& s, const KernelSpec& k) {
   std::set<std::string> out;
   for (const ParamSpec& p : s.params) {
-    if (p.tensor_map || p.is_struct) {
+    if (p.tensor_map || p.is_struct || p.map_array) {
       if (!k.args || std::any_of(k.args->begin(), k.args->end(), [&](const KernelArg& a) {
             return a.kind == KernelArg::Kind::Param && a.text == p.name;
           })) {
         if (p.tensor_map) out.insert(p.map_tensor);
-        for (const ParamSpec& f : p.fields)  // a struct's maps and pointers
+        for (const ParamSpec& f : p.fields)  // a struct's maps and pointers, a map array's maps
           if (f.tensor_map) out.insert(f.map_tensor);
           else if (!f.pointee.empty()) out.insert(f.pointee);
       }

@@ -97,6 +97,7 @@ KernelSpec kernel_of(const json& j, const std::string& what, const std::filesyst
 // ------------------------------------------------------------ maps.cpp
 
 void tensor_map_of(const json& j, const std::string& where, ParamSpec* ps);
+void tensor_maps_of(const json& j, const std::string& where, ParamSpec* ps);
 const ParamSpec* param_named(const Spec& s, const std::string& name);
 std::uint32_t field_bytes(const ParamSpec& f);
 void resolve_maps(Spec& s);

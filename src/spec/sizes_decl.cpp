@@ -205,13 +205,17 @@ void substitute_sizes(json& j, const SizeMap& sizes) {
       if (!(t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')))
         substitute(p["value"], where + ".value", sizes, std::nullopt, "");
     }
-    if (p.contains("tensor_map") && p["tensor_map"].is_object()) {
-      json& m = p["tensor_map"];
+    auto map_sizes = [&](json& m, const std::string& at) {
+      if (!m.is_object()) return;
       for (const char* key : {"dims", "box", "strides"})
         if (m.contains(key))
-          substitute_list(m[key], where + ".tensor_map." + key, sizes, 1,
+          substitute_list(m[key], at + "." + key, sizes, 1,
                           std::string("a tensor map's ") + (std::string(key) == "strides" ? "stride" : "dimension"));
-    }
+    };
+    if (p.contains("tensor_map")) map_sizes(p["tensor_map"], where + ".tensor_map");
+    if (p.contains("tensor_maps") && p["tensor_maps"].is_array())
+      for (std::size_t k = 0; k < p["tensor_maps"].size(); ++k)
+        map_sizes(p["tensor_maps"][k], where + ".tensor_maps[" + std::to_string(k) + "]");
   }
 }
 
