@@ -85,6 +85,9 @@ struct ParamSpec {
   std::string pointee{};
   bool null_pointer = false;
   std::string same_as{};  // a struct field that holds a scalar entry of "params" (its value or symbol)
+  // A pointer to CUtensorMaps in global memory ("tensor_maps", `const
+  // CUtensorMap*`): map k is fields[k] (a tensor map, at offset 128 k).
+  bool map_array = false;
 };
 
 struct Spec {

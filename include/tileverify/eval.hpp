@@ -108,10 +108,14 @@ struct LaunchArg {
     std::uint32_t bytes = 0;       // 8 for a pointer, 128 for a tensor map, the dtype's size for a scalar
     DType dtype = DType::U64;      // a scalar's type
   };
+  // A pointer to CUtensorMaps that the host copied to global memory
+  // (`const CUtensorMap*`): map k, fields[k] (is_tensor_map), lies at byte
+  // 128 k of the buffer; the kernel gets the buffer's address.
+  bool is_map_array = false;
   bool is_struct = false;
   std::uint32_t struct_bytes = 0;
   std::vector<Field> layout;     // sorted by offset, not overlapping
-  std::vector<LaunchArg> fields;  // one per layout entry
+  std::vector<LaunchArg> fields;  // one per layout entry (a map array: its maps)
   static LaunchArg of_struct(std::uint32_t bytes, std::vector<Field> layout, std::vector<LaunchArg> fields) {
     LaunchArg a;
     a.is_tensor = false;
@@ -143,6 +147,15 @@ struct LaunchArg {
   static LaunchArg of_null() {
     LaunchArg a;
     a.null_pointer = true;
+    return a;
+  }
+  // `name`: the buffer's, for messages.
+  static LaunchArg of_map_array(std::string name, std::vector<LaunchArg> maps) {
+    LaunchArg a;
+    a.is_tensor = false;
+    a.tensor.name = std::move(name);
+    a.is_map_array = true;
+    a.fields = std::move(maps);
     return a;
   }
   static LaunchArg of_tensor_map(TensorArg t, TensorMap m) {

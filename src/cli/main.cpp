@@ -105,7 +105,7 @@ std::string dim3_text(const tileverify::Dim3& d) {
 }
 
 // "" when the CTA exists in the grid of the spec and of every kernel that
-// runs one CTA (spec.cpp checks the spec's own "cta" the same way).
+// runs one CTA (src/spec/load.cpp checks the spec's own "cta" the same way).
 std::string cta_problem(const tileverify::Spec& spec, const std::string& spec_path) {
   auto outside = [&](const tileverify::Dim3& g) {
     return spec.cta.x >= g.x || spec.cta.y >= g.y || spec.cta.z >= g.z;

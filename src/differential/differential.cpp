@@ -280,6 +280,11 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
   for (std::size_t i = 0; i < k.launch.args.size() && i < k.program.params.size(); ++i) {
     const LaunchArg& a = k.launch.args[i];
     const ParamDecl& d = k.program.params[i];
+    if (a.is_map_array) {  // it would need the maps encoded and copied to a device buffer
+      r.error = k.role + ": parameter '" + d.name + "' points to tensor maps in global memory (\"tensor_maps\"), "
+                "which GPU runs do not launch yet";
+      return r;
+    }
     std::vector<std::uint8_t> bytes;
     if (a.is_struct) {
       // Its bytes, field by field at their offsets; bytes no field covers

@@ -1,12 +1,12 @@
 // The public checks: running a spec's kernels (one CTA or the whole grid),
 // deciding every output element. Payload checks are in payloads.cpp, spec
-// files are read in spec.cpp, reports written in report.cpp.
+// files are read in src/spec/, reports written in report.cpp.
 #include "tileverify/equiv.hpp"
 
 #include "cta_classes.hpp"
 #include "grid.hpp"
 #include "internal.hpp"
-#include "kernel_names.hpp"
+#include "../spec/kernel_names.hpp"
 #include "tileverify/ptx.hpp"
 
 #include <chrono>
@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 using namespace internal;  // the helpers payloads.cpp shares (internal.hpp)
 // ---------------------------------------------------------------- running
 
-// A spec's launches (launch_of, launch_for) are made in spec.cpp, which
+// A spec's launches (launch_of, launch_for) are made in src/spec/launch.cpp, which
 // checks them against the kernel's PTX parameters and thread counts.
 
 namespace internal {

@@ -88,6 +88,7 @@ class Machine {
   void setup();
   void setup_tensor_maps();
   void setup_structs();
+  void setup_map_arrays();
   std::uint32_t map_tensor(const std::string& name, const TensorMap& mp, const TensorArg& ta);
   std::uint32_t tensor_memory(const TensorArg& ta, const std::string& what);
   // Whether an input element's symbol is made when something first reads it
@@ -314,6 +315,10 @@ class Machine {
         } else if (a.is_tensor) {
           v.kind = VKind::Ptr;
           v.buf = param_buf_[o.index];
+          v.i = 0;
+        } else if (a.is_map_array) {  // `const CUtensorMap*`: the maps' global buffer (setup_map_arrays)
+          v.kind = VKind::Ptr;
+          v.buf = map_array_buf_[o.index];
           v.i = 0;
         } else if (a.is_tensor_map) {  // the parameter's address: where TMA finds the map (machine_async.cpp)
           v.kind = VKind::Ptr;
@@ -1129,8 +1134,10 @@ class Machine {
   std::vector<std::uint32_t> map_desc_buf_;    // per parameter: the memory of a tensor map's descriptor (kNone: none)
   std::vector<std::uint32_t> map_tensor_buf_;  // per parameter: the memory of a tensor map's tensor (kNone: none)
   std::vector<std::uint32_t> struct_buf_;      // per parameter: the memory of a by-value struct (kNone: none)
+  std::vector<std::uint32_t> map_array_buf_;   // per parameter: the global buffer of `const CUtensorMap*` maps (kNone: none)
   std::vector<std::uint32_t> field_tensor_buf_;  // tensors made for maps and struct fields (collected as outputs)
-  // A tensor map inside a struct parameter: TMA names it by its address.
+  // A tensor map inside a struct parameter, or in a map array's buffer: TMA
+  // names it by its address.
   struct StructMap {
     std::uint32_t buf, offset, tensor_buf;
     const TensorMap* map;

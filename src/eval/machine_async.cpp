@@ -516,10 +516,15 @@ std::string Machine<D>::async_race_detail(Access a, std::uint32_t apc, Access b,
 template <class D>
 void Machine<D>::special_cell(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc) {
   const std::uint64_t byte = m.byte_of(c);
+  // A map parameter's or struct field's bytes are .param memory; a global
+  // buffer of maps (`const CUtensorMap*`) holds map k at byte 128 k.
   if (m.pending[c] == kMapCell)
     fail(DiagKind::Unsupported, t,
          "a " + async_access_name(kind, pc) + " of the bytes of the tensor map '" + m.name +
-             "': tileverify models a tensor map as what TMA reads through it, not as its 128-byte encoding");
+             (m.space == Space::Global ? "[" + std::to_string(byte / 128) + "]' (byte " + std::to_string(byte) +
+                                             " of the maps the kernel's `const CUtensorMap*` points to)"
+                                       : "'") +
+             ": tileverify models a tensor map as what TMA reads through it, not as its 128-byte encoding");
   std::string name = m.name + " at byte " + std::to_string(byte);
   for (const Mbar& b : mbars_)
     if (b.buf != kNone && &mem_[b.buf] == &m && std::uint64_t(b.byte) <= byte && byte < std::uint64_t(b.byte) + 8)

@@ -103,6 +103,7 @@ void Machine<D>::setup() {
   }
   setup_tensor_maps();
   setup_structs();
+  setup_map_arrays();
   decl_buf_.assign(p_.buffers.size(), kNone);
   for (std::size_t i = 0; i < p_.buffers.size(); ++i) {
     const BufferDecl& b = p_.buffers[i];
@@ -357,6 +358,38 @@ void Machine<D>::setup_structs() {
     struct_buf_[i] = std::uint32_t(mem_.size());
     for (StructMap& sm : struct_maps_)
       if (sm.buf == kNone) sm.buf = struct_buf_[i];
+    mem_.push_back(std::move(m));
+  }
+}
+
+// `const CUtensorMap*` parameters (LaunchArg::is_map_array): the maps the
+// host encoded and copied to global memory (cudaMemcpy), map k at byte
+// 128 k of one buffer, which the parameter points to. TMA finds a map by its
+// address (tensor_map_of), as it finds a map inside a struct. The buffer's
+// bytes are only the maps' encoding, which tileverify does not model: a
+// plain load or store of them (a kernel that reads or rewrites a
+// descriptor) is refused by name (special_cell).
+template <class D>
+void Machine<D>::setup_map_arrays() {
+  map_array_buf_.assign(p_.params.size(), kNone);
+  for (std::size_t i = 0; i < p_.params.size(); ++i) {
+    const LaunchArg& a = l_.args[i];
+    if (!a.is_map_array) continue;
+    std::vector<std::uint32_t> tensors;  // made first: map_tensor may push a tensor's memory
+    for (std::size_t k = 0; k < a.fields.size(); ++k)
+      tensors.push_back(map_tensor(a.tensor.name + "[" + std::to_string(k) + "]", a.fields[k].map, a.fields[k].tensor));
+    Memory<V> m;
+    m.name = a.tensor.name;
+    m.space = Space::Global;
+    m.dtype = DType::B64;
+    const std::uint64_t cells = 16 * a.fields.size();  // 128 bytes a map
+    typed(m, cells, 8);
+    m.cells.resize(cells);
+    m.pending.assign(cells, kMapCell);
+    map_array_buf_[i] = std::uint32_t(mem_.size());
+    for (std::size_t k = 0; k < a.fields.size(); ++k)
+      struct_maps_.push_back(StructMap{map_array_buf_[i], std::uint32_t(128 * k), tensors[k], &a.fields[k].map,
+                                       a.tensor.name + "[" + std::to_string(k) + "]"});
     mem_.push_back(std::move(m));
   }
 }

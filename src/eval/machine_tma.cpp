@@ -59,6 +59,21 @@ const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, st
       *name = p_.params[i].name;
       return l_.args[i].map;
     }
+  // A map of a `const CUtensorMap*` buffer: map k at byte 128 k (its entry
+  // in struct_maps_ below).
+  for (std::uint32_t i = 0; i < map_array_buf_.size(); ++i) {
+    if (map_array_buf_[i] != a.buf || a.buf == kNone) continue;
+    const std::uint64_t n = l_.args[i].fields.size();
+    if (a.offset < 0 || a.offset % 128 != 0 || std::uint64_t(a.offset) / 128 >= n)
+      fail(DiagKind::Unsupported, t,
+           "a TMA tensor-map operand at byte " + std::to_string(a.offset) + " of '" + mem_[a.buf].name + "', the " +
+               std::to_string(n) + " tensor map" + (n == 1 ? "" : "s") + " the parameter '" + p_.params[i].name +
+               "' points to (const CUtensorMap*): " +
+               (a.offset >= 0 && std::uint64_t(a.offset) < 128 * n
+                    ? "not the start of a map (map k lies at byte 128 k)"
+                    : "outside the buffer, whose maps are bytes 0 to " + std::to_string(128 * n - 1)));
+    break;
+  }
   // A map inside a by-value struct: the address of its first byte.
   bool in_struct = false;
   for (const StructMap& sm : struct_maps_) {

@@ -750,7 +750,7 @@ class Lowering final : public KernelLowering {
   enum class Base : std::uint8_t {
     Other, Mov, Cvta, Unary, Binary, Mul, Mad, Bfi, Bfe, Fma, Selp, Setp, Cvt, Ld, St, Bra, Ret, Exit, Trap, Call,
     Atom, Red, Cp, Wmma, Bar, Barrier, Shfl, Vote, Redux, Mma, LdMatrix, Fence,
-    Async, Wgmma, Elect, SetMaxNReg, Prefetch,
+    Async, Wgmma, Elect, SetMaxNReg,
   };
   struct BaseInfo {
     Base base = Base::Other;
@@ -829,11 +829,12 @@ class Lowering final : public KernelLowering {
         if (is_word(w, "ldmatrix")) return {B::LdMatrix};
         if (is_word(w, "mbarrier")) return {B::Async};
         if (is_word(w, "stmatrix")) return {B::Wgmma};
-        if (is_word(w, "prefetch")) return {B::Prefetch};
+        if (is_word(w, "prefetch")) return {B::Async};
         break;
       case 9:
         if (is_word(w, "nanosleep")) return {B::Async};
-        if (is_word(w, "prefetchu")) return {B::Prefetch};
+        if (is_word(w, "prefetchu")) return {B::Async};
+        if (is_word(w, "tensormap")) return {B::Async};
         break;
       case 10:
         if (is_word(w, "setmaxnreg")) return {B::SetMaxNReg};
@@ -1205,14 +1206,6 @@ class Lowering final : public KernelLowering {
         need(pin, 1);
         in.op = Opcode::Fence;
         in.mode = std::uint8_t(FenceKind::SetMaxNReg);
-        break;
-      case Base::Prefetch:
-        // A cache hint (PTX ISA, prefetch, prefetchu: brings a line, or a
-        // tensor map for cp.async.bulk.tensor, into a cache; a prefetch of
-        // shared memory does nothing): no value of the program depends on it.
-        need(pin, 1);
-        in.op = Opcode::Fence;
-        in.mode = std::uint8_t(FenceKind::Plain);
         break;
       case Base::Other: fail(pin.loc, "unsupported instruction '" + str(pin.opcode) + "'");
     }

@@ -10,6 +10,8 @@
 // with the reason (im2col, reductions, copies between CTAs of a cluster).
 #include "lower_ops.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace tileverify::ptx::lowering {
@@ -324,6 +326,27 @@ void lower_async(KernelLowering& k, const Instruction& pin, Instr& in, const OpP
     in.src = {k.value(pin.operands[0])};
     return;
   }
+  if (is_word(base, "prefetch") || is_word(base, "prefetchu")) {
+    // prefetch{.space}.level [a], prefetch{.space}.tensormap [a], prefetchu.L1
+    // [a] (PTX ISA, "prefetch, prefetchu"): a hint that brings a line, or a
+    // tensor map, into a cache. It changes no value, so it is a no-op, kept
+    // as a Fence of the plain kind for listings.
+    static constexpr std::string_view kQualifiers[] = {"global", "local", "const", "param", "L1", "L2",
+                                                       "L2::evict_last", "L2::evict_normal", "tensormap"};
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (std::find(std::begin(kQualifiers), std::end(kQualifiers), parts[i]) == std::end(kQualifiers))
+        bad_input(pin.loc, "'" + str(pin.opcode) + "': unknown qualifier ." + std::string(parts[i]) +
+                               " (prefetch takes a state space and .L1, .L2, .L2::evict_last, .L2::evict_normal "
+                               "or .tensormap)");
+    need_ops(pin, 1, 1);
+    plain_address(k, pin, pin.operands[0]);
+    in.op = Opcode::Fence;
+    in.mode = std::uint8_t(FenceKind::Plain);
+    return;
+  }
+  if (is_word(base, "tensormap"))
+    unsupported(pin, "it rewrites a tensor map in memory (PTX ISA, \"tensormap.replace\"), and tileverify takes "
+                     "each map as the spec gives it");
   if (is_word(base, "mapa")) {
     // mapa.shared::cluster.{u32,u64} d, a, rank
     need_ops(pin, 3, 3);

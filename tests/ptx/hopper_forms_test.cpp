@@ -1,6 +1,6 @@
 // sm_90 forms that need no asynchronous model: elect.sync, the cluster
 // special registers, setmaxnreg, and the fence kinds the asynchronous model
-// reads (fence.proxy.async, fence.mbarrier_init).
+// reads (fence.proxy.async, fence.mbarrier_init), and prefetch.
 #include "ptx_helpers.hpp"
 
 #include <algorithm>
@@ -161,4 +161,25 @@ TEST_CASE("brkpt is a trap where a thread reaches it, and nothing where none doe
   CHECK(r.diagnostics[0].threads == std::vector<std::uint32_t>{5});
   CHECK(r.diagnostics[0].message.find("breakpoint (brkpt") != std::string::npos);
   CHECK(r.diagnostics[0].detail.find("brkpt_check.cu") != std::string::npos);
+}
+
+TEST_CASE("prefetch and prefetchu are no-ops; an unknown qualifier is bad input, tensormap.replace unsupported") {
+  // PTX ISA, "prefetch, prefetchu": a cache hint, which changes no value
+  // (prefetch.tensormap brings a map in for a later cp.async.bulk.tensor).
+  auto kernel = [](const std::string& body) {
+    return std::string(kHead) + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<3>;\n  ld.param.u64 %rd1, [p];\n" +
+           body + "  ret;\n}\n";
+  };
+  const Program p = lower_text(kernel("  prefetch.tensormap [%rd1];\n  prefetch.global.L2::evict_last [%rd1];\n"
+                                      "  prefetch.L1 [%rd1+128];\n  prefetchu.L1 [%rd1];\n"));
+  int fences = 0;
+  for (const Instr& in : p.code)
+    if (in.op == Opcode::Fence && FenceKind(in.mode) == FenceKind::Plain) ++fences;
+  CHECK(fences == 4);
+  ptx::Error e = lower_error_of(kernel("  prefetch.global.L3 [%rd1];\n"), "k");
+  CHECK(e.message.find("unknown qualifier .L3") != std::string::npos);
+  e = lower_error_of(kernel("  prefetch.tensormap %rd1;\n"), "k");
+  CHECK(e.message.find("expects an address") != std::string::npos);
+  e = lower_error_of(kernel("  mov.u64 %rd2, 0;\n  tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;\n"), "k");
+  CHECK(e.message.find("it rewrites a tensor map in memory") != std::string::npos);
 }

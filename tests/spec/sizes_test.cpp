@@ -2,7 +2,7 @@
 // size expressions, sizes in shapes, values and grids, overrides, boundary
 // suites, and a size-parametric spec verified at several sizes.
 #include "../../src/cli/args.hpp"
-#include "../../src/equiv/sizes.hpp"
+#include "../../src/spec/sizes.hpp"
 #include "spec_helpers.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // "ceil(N/64)", "M*K", "min(K, 32)" over the spec's "sizes", and the
 // boundary sizes a suite derives from them.
 //
-// Internal: spec.cpp substitutes expressions into the JSON before it checks
+// Internal: sizes_decl.cpp substitutes expressions into the JSON before it checks
 // the spec, so every rule of the spec format applies to evaluated values.
 #pragma once
 
