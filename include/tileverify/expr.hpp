@@ -167,6 +167,10 @@ class ExprContext {
     Expr acc;                // the sum so far, while n == 0
     std::uint32_t n = 0;     // n >= 2: the sum so far is Add(kids[0..n)), not interned yet
     std::uint32_t kids[16];  // ascending handles, as a sum node holds them
+    // The like-term base of each of kids (t for c*t): a new term is checked
+    // against these, where reading each operand's node again per term was a
+    // tenth of a GEMM's symbolic run.
+    std::uint32_t bases[16];
   };
   RunningSum running_sum(Expr acc) const {
     RunningSum s;
@@ -175,6 +179,15 @@ class ExprContext {
   }
   void add_to(RunningSum& s, Expr t);
   Expr sum_of(RunningSum& s);
+  // A dot product into a running sum: add_to(s, mul(a[q * a_stride],
+  // b[q * b_stride])) for q = 0 .. k - 1, the same nodes made in the same
+  // order (so the same handles, and sum_of(s) the handle of the sequential
+  // fmas), at a fraction of the cost: a product of two operands that are
+  // neither constants nor products is interned directly, without the add/mul
+  // memo, and joins the sum as a term whose like base is itself. An mma's
+  // accumulator element is one call per instruction.
+  void add_products(RunningSum& s, const Expr* a, std::size_t a_stride, const Expr* b, std::size_t b_stride,
+                    std::size_t k);
 
   // ---- inspection ----
   std::size_t size() const { return nodes_.size(); }
@@ -279,6 +292,9 @@ class ExprContext {
   Expr nary(Op op, std::vector<std::uint32_t>& kids);  // kids already canonical
   Expr insert_operand(Op kind, Expr x, Expr g);
   bool join_operand(Op kind, std::uint32_t* kids, std::uint32_t& n, Expr x) const;  // x into sorted operands
+  // add_to with t's leafness for a sum and like base (when a leaf) known.
+  void add_term(RunningSum& s, Expr t, bool leaf_t, std::uint32_t base_t);
+  bool join_running(RunningSum& s, Expr t, std::uint32_t base_t) const;  // join_operand on s's operands
   Expr add_uncached(Expr a, Expr b);  // a.id <= b.id
   Expr mul_uncached(Expr a, Expr b);
   Expr max_min(Op op, const std::vector<Expr>& args);

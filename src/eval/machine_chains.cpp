@@ -112,7 +112,8 @@ bool Machine<D>::chain_step(std::uint32_t t, const Instr& in, const ChainLink& l
     if (!link.first) set_float(t, in.src[2].index, V{c.sum_of(st.sum)});
     return false;
   }
-  c.add_to(st.sum, c.mul(Expr{ka}, Expr{kb}));
+  const Expr a{ka}, b{kb};
+  c.add_products(st.sum, &a, 1, &b, 1, 1);  // add_to(mul(a, b)), built as an mma's products are
   if (link.last) {
     set_float(t, in.dst[0], V{c.sum_of(st.sum)});
     st.active = false;

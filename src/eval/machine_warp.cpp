@@ -173,14 +173,15 @@ auto Machine<D>::fragment(std::uint32_t t, const decltype(Instr::src)& src, std:
 }
 
 // acc + a[0] b[0] + a[as] b[bs] + ... (k products): what k fmas in that
-// order make. Symbolically, one running sum: the k - 1 partial sums the
-// fmas would intern, nothing uses (an mma's accumulator chain).
+// order make. Symbolically, one running sum built in bulk: the k - 1
+// partial sums the fmas would intern, nothing uses (an mma's accumulator
+// chain), and the products skip the memo (ExprContext::add_products).
 template <class D>
 auto Machine<D>::dot(V acc, const V* a, std::size_t as, const V* b, std::size_t bs, int k) -> V {
   if constexpr (kMemo) {
     ExprContext& c = d_.context();
     ExprContext::RunningSum s = c.running_sum(acc);
-    for (int q = 0; q < k; ++q) c.add_to(s, c.mul(a[std::size_t(q) * as], b[std::size_t(q) * bs]));
+    c.add_products(s, a, as, b, bs, std::size_t(k));
     return c.sum_of(s);
   } else {
     for (int q = 0; q < k; ++q) acc = d_.fma(a[std::size_t(q) * as], b[std::size_t(q) * bs], acc);

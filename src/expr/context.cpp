@@ -614,8 +614,29 @@ Expr ExprContext::add_uncached(Expr a, Expr b) {
 // add itself, on the sum interned.
 void ExprContext::add_to(RunningSum& s, Expr t) {
   const bool leaf_t = leafish_for(Op::Add, op(t));
+  add_term(s, t, leaf_t, leaf_t ? like_base(t) : 0);
+}
+
+// join_operand(Op::Add, s.kids, s.n, t), with the operands' like bases
+// taken from s.bases (kept beside s.kids) instead of their nodes.
+bool ExprContext::join_running(RunningSum& s, Expr t, std::uint32_t base_t) const {
+  if (s.n + 1 > 16 || s.n > flatten_limit_) return false;
+  for (std::uint32_t j = 0; j < s.n; ++j)
+    if (s.bases[j] == base_t) return false;
+  std::uint32_t i = s.n;
+  for (; i > 0 && s.kids[i - 1] > t.id; --i) {
+    s.kids[i] = s.kids[i - 1];
+    s.bases[i] = s.bases[i - 1];
+  }
+  s.kids[i] = t.id;
+  s.bases[i] = base_t;
+  ++s.n;
+  return true;
+}
+
+void ExprContext::add_term(RunningSum& s, Expr t, bool leaf_t, std::uint32_t base_t) {
   if (s.n > 0) {
-    if (leaf_t && join_operand(Op::Add, s.kids, s.n, t)) return;
+    if (leaf_t && join_running(s, t, base_t)) return;
     s.acc = intern(Op::Add, 0, s.kids, s.n, 0, 0);
     s.n = 0;
   }
@@ -625,9 +646,13 @@ void ExprContext::add_to(RunningSum& s, Expr t) {
   const bool leaf_acc =
       leafish_for(Op::Add, op(acc)) || (op(acc) == Op::Add && nodes_[acc.id].n > flatten_limit_);
   if (leaf_t && leaf_acc) {
-    if (like_base(acc) != like_base(t)) {
-      s.kids[0] = std::min(acc.id, t.id);
-      s.kids[1] = std::max(acc.id, t.id);
+    const std::uint32_t base_acc = like_base(acc);
+    if (base_acc != base_t) {
+      const bool acc_first = acc.id < t.id;
+      s.kids[0] = acc_first ? acc.id : t.id;
+      s.kids[1] = acc_first ? t.id : acc.id;
+      s.bases[0] = acc_first ? base_acc : base_t;
+      s.bases[1] = acc_first ? base_t : base_acc;
       s.n = 2;
       return;
     }
@@ -635,12 +660,32 @@ void ExprContext::add_to(RunningSum& s, Expr t) {
     const Node& g = nodes_[acc.id];
     if (g.n < 16) {
       std::copy(kids_.data() + g.a, kids_.data() + g.a + g.n, s.kids);
+      for (std::uint32_t j = 0; j < g.n; ++j) s.bases[j] = like_base(Expr{s.kids[j]});
       s.n = g.n;
-      if (join_operand(Op::Add, s.kids, s.n, t)) return;
+      if (join_running(s, t, base_t)) return;
       s.n = 0;
     }
   }
   s.acc = add(acc, t);
+}
+
+// A product of two operands that leafish_for(Op::Mul) admits is the node
+// mul_uncached interns first thing, and a term whose like base is itself
+// (neither operand is a constant); everything else goes the general way.
+// Skipping the memo changes no handle: it only remembers results.
+void ExprContext::add_products(RunningSum& s, const Expr* a, std::size_t a_stride, const Expr* b,
+                               std::size_t b_stride, std::size_t k) {
+  for (std::size_t q = 0; q < k; ++q) {
+    Expr x = a[q * a_stride], y = b[q * b_stride];
+    if (x.id > y.id) std::swap(x, y);
+    if (leafish_for(Op::Mul, op(x)) && leafish_for(Op::Mul, op(y))) {
+      const std::uint32_t kids[2] = {x.id, y.id};
+      const Expr t = intern(Op::Mul, 0, kids, 2, 0, 0);
+      add_term(s, t, true, t.id);
+    } else {
+      add_to(s, mul(x, y));
+    }
+  }
 }
 
 Expr ExprContext::sum_of(RunningSum& s) {

@@ -190,3 +190,26 @@ TEST_CASE("ldmatrix.x1 and .x1.trans deliver the documented elements") {
       }
   }
 }
+
+// The accumulators are built in bulk (ExprContext::add_products), node for
+// node what the naive loop's fma chain builds: in one context the outputs
+// are the same handles, not just equal functions. Swapping two B registers
+// (two k rows of B) still makes other products, which the decider refutes.
+TEST_CASE("mma.sync's accumulator is the naive fma chain's very expression; a swapped B operand is refuted") {
+  ExprContext c;
+  SymbolicDomain dom(c);
+  auto x = run_program(naive_matmul(16), mma_launch(1, 16), dom);
+  auto y = run_program(mma_matmul(warp::MmaShape::M16N8K16), mma_launch(32, 16), dom);
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  for (std::size_t i = 0; i < 128; ++i) CHECK(*x.outputs.at("D")[i] == *y.outputs.at("D")[i]);
+  Program p = mma_matmul(warp::MmaShape::M16N8K16);
+  for (Instr& in : p.code)
+    if (in.op == Opcode::Mma) std::swap(in.src[4], in.src[5]);  // the two B registers
+  auto z = run_program(p, mma_launch(32, 16), dom);
+  REQUIRE(z.ok());
+  int refuted = 0;
+  Decider dec(c);
+  for (std::size_t i = 0; i < 128; ++i) refuted += dec.decide(*x.outputs.at("D")[i], *z.outputs.at("D")[i]).refuted();
+  CHECK(refuted == 128);
+}

@@ -327,6 +327,61 @@ TEST_CASE("a running sum interns no node the sequential adds would not, and skip
   CHECK(c.size() - after >= 50);  // what the running sum did not build
 }
 
+// The bulk dot product of an mma's accumulator element must be the scalar
+// chain exactly: the same nodes in the same order (so every handle, and the
+// identity with a naive reference's fma chain, is kept), for every kind of
+// operand a sum or product treats apart, products that repeat (like terms),
+// squares, and chains across the flatten limit.
+TEST_CASE("add_products builds what add_to of each product builds, node for node") {
+  for (std::size_t limit : {4, 8, 20}) {
+    ExprContext bulk, scalar;
+    bulk.set_flatten_limit(limit);
+    scalar.set_flatten_limit(limit);
+    std::vector<Expr> pb = sum_terms(bulk), ps = sum_terms(scalar);
+    for (std::uint32_t i = 0; i < 24; ++i) {  // a GEMM's operands: fresh leaves
+      pb.push_back(bulk.symbol("A", i));
+      ps.push_back(scalar.symbol("A", i));
+    }
+    REQUIRE(bulk.size() == scalar.size());
+    std::uint64_t r = 777;
+    auto next = [&] {
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      return std::size_t(r >> 33);
+    };
+    for (int round = 0; round < 400; ++round) {
+      const std::size_t k = 1 + next() % 40;
+      std::vector<std::size_t> ia(k), ib(k);
+      const bool gemm = round % 2 == 0;  // leaves only, as a tile of A and B gives
+      for (std::size_t q = 0; q < k; ++q) {
+        ia[q] = gemm ? pb.size() - 24 + next() % 24 : next() % pb.size();
+        ib[q] = gemm ? pb.size() - 24 + next() % 24 : next() % pb.size();
+      }
+      const std::size_t start = next() % pb.size();
+      std::vector<Expr> ab, bb, as, bs;
+      for (std::size_t q = 0; q < k; ++q) {
+        ab.push_back(pb[ia[q]]), bb.push_back(pb[ib[q]]);
+        as.push_back(ps[ia[q]]), bs.push_back(ps[ib[q]]);
+      }
+      ExprContext::RunningSum sb = bulk.running_sum(pb[start]), ss = scalar.running_sum(ps[start]);
+      bulk.add_products(sb, ab.data(), 1, bb.data(), 1, k);
+      for (std::size_t q = 0; q < k; ++q) scalar.add_to(ss, scalar.mul(as[q], bs[q]));
+      const Expr rb = bulk.sum_of(sb), rs = scalar.sum_of(ss);
+      REQUIRE(rb == rs);
+      REQUIRE(bulk.size() == scalar.size());
+      REQUIRE(bulk.to_string(rb) == scalar.to_string(rs));
+      // And a second instruction on the same accumulator (a K loop), with B
+      // read through a stride (a column of a row-major tile).
+      std::vector<Expr> spread(2 * k, bulk.zero());
+      for (std::size_t q = 0; q < k; ++q) spread[2 * q] = bb[k - 1 - q];
+      ExprContext::RunningSum tb = bulk.running_sum(rb), ts = scalar.running_sum(rs);
+      bulk.add_products(tb, ab.data(), 1, spread.data(), 2, k);
+      for (std::size_t q = 0; q < k; ++q) scalar.add_to(ts, scalar.mul(as[q], bs[k - 1 - q]));
+      REQUIRE(bulk.sum_of(tb) == scalar.sum_of(ts));
+      REQUIRE(bulk.size() == scalar.size());
+    }
+  }
+}
+
 // Nodes live in small windows of the node table (by their newest operand, or
 // by the id blocks of two leaf operands). A full window continues in a chain
 // of pair windows (by the blocks of the two newest operands), and a full chain
