@@ -57,11 +57,13 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   std::optional<std::size_t> by_grid;
   for (std::size_t i = 0; i < ks.size(); ++i) {
     if (ks[i].fallback.empty()) continue;
-    const std::size_t other = 1 - i;
-    if (!limits || sharded || ks.size() != 2 || by_grid || !ks[other].fallback.empty() ||
-        !ks[other].diagnostics.empty()) {
+    // `check` on a one-kernel spec has no other kernel.
+    const bool pair = ks.size() == 2;
+    const std::size_t other = pair ? 1 - i : i;
+    if (!limits || sharded || !pair || by_grid || !ks[other].fallback.empty() || !ks[other].diagnostics.empty()) {
       *why = kernels[i].second + ": " + ks[i].fallback;
-      if (!ks[other].fallback.empty() && other > i) *why += "; " + kernels[other].second + ": " + ks[other].fallback;
+      if (pair && other > i && !ks[other].fallback.empty())
+        *why += "; " + kernels[other].second + ": " + ks[other].fallback;
       return std::nullopt;
     }
     by_grid = i;
