@@ -73,12 +73,12 @@ const TensorArg* tensor_of(const LaunchArg& a) {
   return nullptr;
 }
 
-// A launch's arguments with each by-value struct replaced by its fields: what
-// holds tensors, maps and scalars.
+// A launch's arguments with each by-value struct, and each pointer to tensor
+// maps, replaced by its fields: what holds tensors, maps and scalars.
 std::vector<const LaunchArg*> leaves(const Launch& l) {
   std::vector<const LaunchArg*> out;
   for (const LaunchArg& a : l.args)
-    if (a.is_struct)
+    if (a.is_struct || a.is_map_array)
       for (const LaunchArg& f : a.fields) out.push_back(&f);
     else
       out.push_back(&a);
@@ -277,16 +277,32 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
     tensors[t->name] = t;
   }
   std::vector<std::vector<std::uint8_t>> args;
+  std::vector<cuda::DeviceBuffer> map_buffers;  // `const CUtensorMap*` arguments' maps
   for (std::size_t i = 0; i < k.launch.args.size() && i < k.program.params.size(); ++i) {
     const LaunchArg& a = k.launch.args[i];
     const ParamDecl& d = k.program.params[i];
-    if (a.is_map_array) {  // it would need the maps encoded and copied to a device buffer
-      r.error = k.role + ": parameter '" + d.name + "' points to tensor maps in global memory (\"tensor_maps\"), "
-                "which GPU runs do not launch yet";
-      return r;
-    }
     std::vector<std::uint8_t> bytes;
-    if (a.is_struct) {
+    if (a.is_map_array) {
+      // `const CUtensorMap*`: the maps encoded one after the other (map k at
+      // byte 128 k), copied to a device buffer as the host's cudaMemcpy
+      // would; the kernel gets its address.
+      std::vector<std::uint8_t> maps;
+      for (std::size_t m = 0; m < a.fields.size(); ++m) {
+        std::vector<std::uint8_t> map;
+        if (!arg_bytes(gpu, a.fields[m], DType::U64, buffers, in, &map, &why)) {
+          r.error = k.role + ": map " + std::to_string(m) + " of parameter '" + d.name + "': " + why;
+          return r;
+        }
+        maps.insert(maps.end(), map.begin(), map.end());
+      }
+      std::optional<cuda::DeviceBuffer> b = cuda::DeviceBuffer::alloc(gpu, std::max<std::size_t>(maps.size(), 128), &why);
+      if (!b || !b->upload(maps.data(), maps.size(), &why)) {
+        r.error = k.role + ": the tensor maps of parameter '" + d.name + "': " + why;
+        return r;
+      }
+      bytes = cuda::arg(b->address());
+      map_buffers.push_back(std::move(*b));
+    } else if (a.is_struct) {
       // Its bytes, field by field at their offsets; bytes no field covers
       // are undefined for the evaluator, which reports a kernel that reads
       // them: zero here.
@@ -325,7 +341,10 @@ KernelRun run_kernel(const cuda::Gpu& gpu, Prepared& k, const TrialInputs& in, d
   r.timed_out = lr.timed_out;
   if (!lr.ok) {
     r.error = k.role + ": " + lr.message;
-    if (lr.timed_out) leak_after_hang(std::move(buffers));
+    if (lr.timed_out) {
+      leak_after_hang(std::move(buffers));
+      leak_after_hang(std::move(map_buffers));
+    }
     return r;
   }
   for (auto& [name, buf] : buffers) {
