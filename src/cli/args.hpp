@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <map>
+#include "../util/units.hpp"
+
 #include <string>
 
 namespace tileverify::cli {
@@ -48,7 +50,7 @@ std::string parse_size_choice(const std::string& text, std::map<std::string, std
 // or its "suite" list.
 std::string parse_shapes(const std::string& text, bool* boundary);
 
-// Bytes for people: "512 MiB", "11.7 GiB".
-std::string size_text(std::uint64_t bytes);
+// Bytes for people: "512 MiB", "11.7 GiB" (the library's reports write them so too).
+using util::size_text;
 
 }  // namespace tileverify::cli

@@ -6,6 +6,7 @@
 #include "cta_classes.hpp"
 #include "grid.hpp"
 #include "internal.hpp"
+#include "../util/units.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,10 +22,6 @@ using namespace internal;
 
 namespace {
 
-std::string dim_text(const Dim3& d) {
-  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
-}
-
 std::string seconds_text(double s) {
   char buf[48];
   if (s < 1) {
@@ -35,18 +32,6 @@ std::string seconds_text(double s) {
     std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
   } else {
     std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
-  }
-  return buf;
-}
-
-std::string bytes_text(double b) {
-  char buf[48];
-  if (b < 1 << 20) {
-    std::snprintf(buf, sizeof buf, "%.0f KB", b / 1024);
-  } else if (b < double(1 << 30)) {
-    std::snprintf(buf, sizeof buf, "%.0f MB", b / (1 << 20));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f GB", b / double(1 << 30));
   }
   return buf;
 }
@@ -183,14 +168,14 @@ std::string CheckEstimate::text() const {
     else if (!k.by_grid.empty())
       os << "CTA by CTA (" << k.by_grid << "): " << k.runs << " runs for " << k.ctas << " CTAs";
     else
-      os << "CTA " << dim_text(k.first);
-    os << "; the run of CTA " << dim_text(k.first) << (k.finished ? " took " : " did not end in ")
-       << seconds_text(k.first_seconds) << " and " << bytes_text(double(k.first_bytes)) << " of expressions\n";
+      os << cta_name(k.first);
+    os << "; the run of " << cta_name(k.first) << (k.finished ? " took " : " did not end in ")
+       << seconds_text(k.first_seconds) << " and " << util::size_text(k.first_bytes) << " of expressions\n";
   }
   if (comparisons)
     os << "  " << elements << " output elements, " << comparisons << " distinct comparisons after renaming\n";
   os << "  predicted: " << (lower_bound ? "more than " : "about ") << seconds_text(run_seconds)
-     << " to run the kernels, " << (lower_bound ? "more than " : "") << bytes_text(double(memory_bytes))
+     << " to run the kernels, " << (lower_bound ? "more than " : "") << util::size_text(memory_bytes)
      << " of expressions; renaming the representatives' outputs and deciding the "
      << (comparisons ? std::to_string(comparisons) + " comparisons" : std::string("outputs"))
      << " come on top (an identity costs microseconds, an output that needs normal forms up to the per-output "
