@@ -552,7 +552,9 @@ void Machine<D>::deadlock() {
         note("  bar.sync is barrier.sync.aligned: all threads of the CTA must execute the same barrier instruction\n"
              "  (PTX ISA, bar/barrier); __syncthreads() is allowed in conditional code only if the conditional\n"
              "  evaluates identically across the entire thread block (CUDA C++ Programming Guide, Synchronization\n"
-             "  Functions)\n");
+             "  Functions). Measured on sm_90 GPUs (H100, H200): the two instructions complete together, as one\n"
+             "  barrier would, so tests pass; compute-sanitizer --tool synccheck reports \"Barrier error detected.\n"
+             "  Divergent thread(s) in block\" and the launch fails. Other GPUs and compilers need not do the same.\n");
       else if (a.op == Opcode::MbarWait || b.op == Opcode::MbarWait)
         note("  an mbarrier phase completes when its pending arrivals reach zero and its tx-count is zero (PTX ISA,\n"
              "  mbarrier, phase completion); a thread blocked in a wait loop arrives nowhere\n");

@@ -156,7 +156,11 @@ std::string Program::instr_text(std::uint32_t pc) const {
   }
   else
     os << opcode_name(in.op);
-  if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space);
+  // ld.v2/.v4 write several registers and st.v2/.v4 read several values
+  // (after the address): listed as PTX writes them, so that a report's
+  // instruction reads like the line it cites.
+  const std::size_t vec = in.op == Opcode::Ld ? in.dst.size() : in.op == Opcode::St && in.src.size() > 2 ? in.src.size() - 1 : 1;
+  if (in.op == Opcode::Ld || in.op == Opcode::St) os << "." << space_name(in.space) << (vec > 1 ? ".v" + std::to_string(vec) : "");
   if (in.op == Opcode::Setp) os << "." << cmp_symbol(in.cmp);
   if (in.op != Opcode::Bra && in.op != Opcode::Ret && in.op != Opcode::Bar && in.op != Opcode::WarpSync &&
       in.op != Opcode::CpAsync && in.op != Opcode::CpAsyncCommit && in.op != Opcode::CpAsyncWait &&
@@ -164,9 +168,10 @@ std::string Program::instr_text(std::uint32_t pc) const {
     os << "." << dtype_name(in.type);
   bool first = true;
   for (std::uint32_t d : in.dst) {
-    os << (first ? " " : ", ") << (d == kNoReg ? std::string("_") : registers[d].name);
+    os << (first ? (vec > 1 ? " {" : " ") : ", ") << (d == kNoReg ? std::string("_") : registers[d].name);
     first = false;
   }
+  if (in.op == Opcode::Ld && vec > 1) os << "}";
   for (std::size_t i = 0; i < in.src.size(); ++i) {
     const Operand& o = in.src[i];
     std::string t = operand_text(*this, o);
@@ -182,7 +187,8 @@ std::string Program::instr_text(std::uint32_t pc) const {
       std::snprintf(hex, sizeof hex, "0x%08x", unsigned(o.imm));
       t = hex;
     }
-    os << (first ? " " : ", ") << t;
+    const bool vec_open = in.op == Opcode::St && vec > 1 && i == 1, vec_close = in.op == Opcode::St && vec > 1 && i + 1 == in.src.size();
+    os << (first ? " " : ", ") << (vec_open ? "{" : "") << t << (vec_close ? "}" : "");
     first = false;
   }
   if (in.op == Opcode::Bra) os << " -> " << in.target;

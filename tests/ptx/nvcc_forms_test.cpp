@@ -623,3 +623,35 @@ $L_store:
     CHECK(tileverify::decide_equal(ctx, *y[3], want).proved());
   }
 }
+
+// A report quotes the instruction (Program::instr_text): a vector load or
+// store must read as the PTX line it comes from, with its .v4 and braces, not
+// as a scalar load that happens to write four registers (found on Boehm's
+// SGEMM kernel 10, whose float4 loads ran out of bounds at M = 192).
+TEST_CASE("the listing of ld.v4 and st.v4 keeps the vector form") {
+  const std::string text = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<3>;
+  .shared .align 16 .b8 tile[64];
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd2];
+  mov.u32 %r5, tile;
+  st.shared.v4.u32 [%r5+16], {%r1, %r2, %r3, %r4};
+  ld.global.v2.u32 {%r1, %r2}, [%rd2+8];
+  ld.global.u32 %r3, [%rd2];
+  ret;
+}
+)";
+  const tileverify::Program p = ptx_test::lower_text(text);
+  const std::string l = p.listing();
+  INFO(l);
+  CHECK(l.find("ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd2]") != std::string::npos);
+  CHECK(l.find("st.shared.v4.u32 [%r5+16], {%r1, %r2, %r3, %r4}") != std::string::npos);
+  CHECK(l.find("ld.global.v2.u32 {%r1, %r2}, [%rd2+8]") != std::string::npos);
+  CHECK(l.find("ld.global.u32 %r3, [%rd2]") != std::string::npos);
+}
