@@ -124,13 +124,11 @@ class Machine {
     return d;
   }
   void reserve(const std::string& what, std::uint64_t count, std::uint64_t each);
+  void reserve_bytes(const std::string& what, std::uint64_t count, std::uint64_t need);
   void reserve_cells(const Memory<V>& m, const std::string& what, std::uint64_t cells);
   void check_limits(std::uint32_t t);
-  // v resized to n in steps, the deadline read between them: a 2048 x 2048
-  // tensor's cells and shadow take seconds to set up on a busy machine
-  // (issue 31), and `what` names the memory if time runs out.
-  template <class T>
-  void grow_until_deadline(std::vector<T>& v, std::uint64_t n, const std::string& what);
+  void reserve_tensor(const std::string& what, std::uint64_t cells);
+  void paged(Memory<V>& m);
   void setup_deadline(const std::string& what) const;
   // A taken branch into code from which no path reaches ret, trap or the
   // end of the kernel: the thread can never finish, which ends the run at
@@ -1219,6 +1217,7 @@ class Machine {
   std::vector<Diagnostic> notes_;  // RunResult::notes
   RunStats stats_;
   std::uint64_t budget_ = UINT64_MAX, bytes_ = 0;  // the memory budget, and what reserve() counted
+  std::uint64_t paged_bytes_ = 0;                   // the pages of tensors' cells and shadows made so far
   std::vector<std::uint8_t> way_out_;  // per pc: some path leads to an exit (made at the first backward branch)
   std::optional<Diagnostic> uninitialized_;  // the first read of unwritten memory
   std::vector<std::uint64_t> arrival_;        // when each thread reached its current barrier

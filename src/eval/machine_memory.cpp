@@ -59,11 +59,16 @@ void Machine<D>::regrid(Memory<V>& m, std::uint32_t g2) {
   const std::uint32_t k = m.g / g2;
   const std::size_t total = m.cells.size();
   reserve_cells(m, "'" + m.name + "' in cells of " + std::to_string(g2) + " bytes", std::uint64_t(total) * (k - 1));
-  std::vector<Cell<V>> cells(total * k);
+  // Rare (a tensor read narrower than its elements), so every page is made.
+  detail::PagedArray<Cell<V>> cells;
+  cells.count_into(&paged_bytes_);
+  cells.assign(total * k, Cell<V>{});
   for (std::size_t i = 0; i < total; ++i) split_cell(m.cells[i], m.g, g2, &cells[i * k]);
   m.cells.swap(cells);
   if (!m.shadow.empty()) {
-    std::vector<Shadow> shadow(total * k);
+    detail::PagedArray<Shadow> shadow;
+    shadow.count_into(&paged_bytes_);
+    shadow.assign(total * k, Shadow{});
     for (std::size_t i = 0; i < total; ++i) {
       shadow[i * k] = m.shadow[i];
       for (std::uint32_t j = 1; j < k; ++j) shadow[i * k + j] = copy_shadow(m.shadow[i]);
@@ -207,7 +212,7 @@ auto Machine<D>::combine(const Reader& r, Memory<V>& m, std::size_t c, std::size
 // k.ptx:12:3 (st.shared.f32 [%r1], %f1)".
 template <class D>
 std::string Machine<D>::origin(const Memory<V>& m, std::size_t c) const {
-  const Cell<V>& x = m.cells[c];
+  const Cell<V> x = m.cells.peek(c);
   const std::uint32_t pc = tag_pc(x.tag);
   const std::size_t bytes = std::size_t(tag_parts(x.tag)) << m.gshift;
   std::string kind = "16-bit float";
@@ -243,7 +248,7 @@ void Machine<D>::bad_bytes(const Reader& r, const Memory<V>& m, std::size_t c, c
   d.message = (r.t == kNone ? "output " + m.name + "[" + std::to_string(r.byte >> m.ushift) + "]"
                             : sized(r.width) + " " + r.what + " of " + m.name + " at byte " + std::to_string(r.byte)) +
               " " + what;
-  const std::uint32_t store = tag_pc(m.cells[c].tag);
+  const std::uint32_t store = tag_pc(m.cells.peek(c).tag);
   if (r.t != kNone) {
     d.loc = p_.code[pc_[r.t]].loc;
     d.threads = {r.t};

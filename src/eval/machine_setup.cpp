@@ -9,11 +9,6 @@
 
 namespace tileverify::machine {
 
-namespace {
-// Elements set up between two readings of the deadline: a few milliseconds.
-constexpr std::uint64_t kSetupStep = std::uint64_t(1) << 18;
-}  // namespace
-
 // ------------------------------------------------------------ setup
 
 template <class D>
@@ -87,10 +82,9 @@ void Machine<D>::setup() {
     m.dtype = a.tensor.dtype;
     m.role = a.tensor.role;
     const std::uint64_t elements = a.tensor.elements();
-    reserve_cells(m, "tensor '" + m.name + "'", elements);
+    reserve_tensor("tensor '" + m.name + "'", elements);
     typed(m, elements, std::uint32_t(dtype_bytes(m.dtype)));
-    grow_until_deadline(m.cells, m.ncells, "tensor '" + m.name + "'");
-    if (o_.check_races) grow_until_deadline(m.shadow, m.ncells, "tensor '" + m.name + "'");
+    paged(m);
     const TensorArg& ta = a.tensor;
     if (ta.init != TensorInit::Default && m.role == Role::In)
       bad_launch("tensor '" + m.name + "' is an input: only an output (or inout) tensor takes an initial value");
@@ -132,9 +126,8 @@ void Machine<D>::setup() {
       m.untyped = false;
       m.init.clear();
       m.role = Role::In;
-      reserve_cells(m, "tensor '" + m.name + "'", m.ncells);
-      grow_until_deadline(m.cells, m.ncells, "tensor '" + m.name + "'");
-      if (o_.check_races) grow_until_deadline(m.shadow, m.ncells, "tensor '" + m.name + "'");
+      reserve_tensor("tensor '" + m.name + "'", m.ncells);
+      paged(m);
       fill_inputs(m);
       decl_buf_[i] = std::uint32_t(mem_.size());
       mem_.push_back(std::move(m));
@@ -403,10 +396,21 @@ template <class D>
 void Machine<D>::fill_inputs(Memory<V>& m) {
   const bool ints = !dtype_is_float(m.dtype) && m.dtype != DType::Pred;
   m.lazy_inputs = kLazyInputs;
-  for (std::uint64_t e = 0; e < m.ncells; ++e) {  // cells of the dtype's size: cell e is element e
-    if (e % kSetupStep == kSetupStep - 1) setup_deadline("tensor '" + m.name + "'");
-    m.cells[e].kind = ints ? VKind::Data : VKind::Float;
-    if (!kLazyInputs) m.cells[e].f = ints ? d_.int_input(m.name, e) : d_.input(m.name, e);
+  Cell<V> input;
+  input.kind = ints ? VKind::Data : VKind::Float;
+  if constexpr (kLazyInputs) {
+    m.cells.assign(std::size_t(m.ncells), input);
+  } else {
+    // The concrete and payload domains' inputs are pure functions of the
+    // element (domains.hpp): a page's are made with it. Cells of the
+    // dtype's size: cell e is element e.
+    m.cells.assign(std::size_t(m.ncells), [this, input, ints, name = m.name](std::uint64_t first, Cell<V>* out,
+                                                                            std::size_t n) {
+      for (std::size_t k = 0; k < n; ++k) {
+        out[k] = input;
+        out[k].f = ints ? d_.int_input(name, first + k) : d_.input(name, first + k);
+      }
+    });
   }
 }
 
@@ -425,7 +429,7 @@ void Machine<D>::fill_value(Memory<V>& m, const TensorArg& ta) {
     v.kind = VKind::Float;
     v.f = ta.init_inf != 0 ? d_.infinity(ta.init_inf < 0) : d_.constant(ta.init_value);
   }
-  std::fill(m.cells.begin(), m.cells.end(), make_cell(v, 0));
+  m.cells.assign(m.cells.size(), make_cell(v, 0));
 }
 
 // A buffer of `elements` elements of `size` bytes, in cells of that size.
@@ -459,14 +463,17 @@ void Machine<D>::setup_deadline(const std::string& what) const {
                           " (before the run's first instruction)")};
 }
 
+// A tensor's cells and race shadows, made a page at a time as the kernel
+// touches them (memory.hpp): their bytes count against the budget as they
+// are made (check_limits), not all at once.
 template <class D>
-template <class T>
-void Machine<D>::grow_until_deadline(std::vector<T>& v, std::uint64_t n, const std::string& what) {
-  setup_deadline(what);
-  v.reserve(std::size_t(n));  // one allocation; the pages are touched (and paid for) as the steps fill them
-  while (v.size() < n) {
-    v.resize(std::size_t(std::min<std::uint64_t>(n, v.size() + kSetupStep)));
-    setup_deadline(what);
+void Machine<D>::paged(Memory<V>& m) {
+  setup_deadline("tensor '" + m.name + "'");
+  m.cells.count_into(&paged_bytes_);
+  m.cells.assign(std::size_t(m.ncells), Cell<V>{});
+  if (o_.check_races) {
+    m.shadow.count_into(&paged_bytes_);
+    m.shadow.assign(std::size_t(m.ncells), Shadow{});
   }
 }
 
@@ -485,7 +492,12 @@ std::string Machine<D>::bytes_text(std::uint64_t b) {
 // they are allocated: over it, the run stops as a Limit naming `what`.
 template <class D>
 void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint64_t each) {
-  const std::uint64_t need = mul_sat(count, each);
+  reserve_bytes(what, count, mul_sat(count, each));
+}
+
+// `need` bytes for `count` elements.
+template <class D>
+void Machine<D>::reserve_bytes(const std::string& what, std::uint64_t count, std::uint64_t need) {
   if (need > budget_ || bytes_ > budget_ - need)
     throw Stop{limit_diag("memory limit: " + what + " needs " + bytes_text(need) + " (" + std::to_string(count) +
                           " elements), over this run's memory budget of " + bytes_text(budget_) +
@@ -493,6 +505,21 @@ void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint
                                                               : std::string()) +
                           " (--max-memory)")};
   bytes_ += need;
+}
+
+// A tensor: its touch records now (they are one array per element), its
+// cells and shadows as they are made (paged).
+template <class D>
+void Machine<D>::reserve_tensor(const std::string& what, std::uint64_t cells) {
+  // The page tables of the cells and shadows (a pointer per page) are made
+  // at once, like the touch records.
+  const std::uint64_t pages = cells / detail::PagedArray<Shadow>::kPage + 1;
+  const std::uint64_t need = mul_sat(cells, o_.record_touches ? sizeof(Touch) : 0) +
+                             mul_sat(pages, (o_.check_races ? 2 : 1) * sizeof(void*));
+  reserve_bytes(what, cells, need);
+  if (cells > UINT32_MAX)
+    throw Stop{limit_diag(what + " has " + std::to_string(cells) +
+                          " elements; tileverify handles at most 2^32 elements in one memory")};
 }
 
 // A memory's cells, their shadow for the race check and touch records.
@@ -514,12 +541,19 @@ template <class D>
 void Machine<D>::check_limits(std::uint32_t t) {
   if (o_.deadline && std::chrono::steady_clock::now() > *o_.deadline)
     fail(DiagKind::Limit, t, "time limit reached after " + steps_text() + " (the run had not finished)");
-  if constexpr (std::is_same<D, SymbolicDomain>::value) {
-    const std::uint64_t arena = d_.context().memory_bytes();
-    if (arena > budget_ || bytes_ > budget_ - arena)
+  std::uint64_t arena = 0;
+  if constexpr (std::is_same<D, SymbolicDomain>::value) arena = d_.context().memory_bytes();
+  const std::uint64_t used = bytes_ + paged_bytes_;
+  if (arena > budget_ || used > budget_ - arena) {
+    // Named by the larger of the two that grow while the run goes on.
+    if (arena >= paged_bytes_)
       fail(DiagKind::Limit, t,
            "memory limit: the run's expressions take " + bytes_text(arena) + " after " + steps_text() +
                ", over this run's memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
+    fail(DiagKind::Limit, t,
+         "memory limit: the parts of the tensors the run touched take " + bytes_text(paged_bytes_) + " after " +
+             steps_text() + ", over this run's memory budget of " + bytes_text(budget_) +
+             " with its other memories and expressions (--max-memory)");
   }
 }
 

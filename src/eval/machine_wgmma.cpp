@@ -201,7 +201,7 @@ template <class D>
 void Machine<D>::check_operand_reads(std::uint32_t t, const std::vector<OperandRead>& reads) {
   for (const OperandRead& r : reads) {
     const Memory<V>& mem = mem_[r.buf];
-    const Shadow& sh = mem.shadow[std::size_t(r.byte) >> mem.gshift];
+    const Shadow sh = mem.shadow.peek(std::size_t(r.byte) >> mem.gshift);
     if (sh.w_thread == r.w_thread && sh.w_clock == r.w_clock) continue;
     const std::uint32_t mpc = issue_pc_[r.issue - 1];
     Diagnostic d;

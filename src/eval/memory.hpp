@@ -21,6 +21,7 @@
 #pragma once
 
 #include "tileverify/eval.hpp"
+#include "../util/paged_array.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -150,8 +151,10 @@ struct Memory {
   bool read_only = false;          // .const data
   bool lazy_inputs = false;        // input cells whose symbol is not made yet hold an invalid handle
   std::vector<std::uint8_t> init;  // initial bytes of module data (empty: none)
-  std::vector<Cell<V>> cells;
-  std::vector<Shadow> shadow;
+  // Made a page at a time as the kernel touches them (util/paged_array.hpp):
+  // a CTA of a large grid touches a small part of each tensor.
+  detail::PagedArray<Cell<V>> cells;
+  detail::PagedArray<Shadow> shadow;
   // per cell: id of a cp.async not yet retired (0: none; kMbarCell, kMapCell: the bytes of an mbarrier in
   // use or of a tensor map, which plain accesses may not touch); empty until one targets it
   std::vector<std::uint32_t> pending;

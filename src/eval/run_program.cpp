@@ -88,9 +88,19 @@ void Machine<D>::collect(RunResult<D>& r) {
     const unsigned down = m.ushift - m.gshift;  // a tensor's granule only ever shrinks from its dtype's size
     for (std::size_t e = 0; e < elements; ++e) {
       const std::size_t c = e << down;
-      const Val<V> v = down == 0 && !(m.cells[c].tag & kSliceBits)
-                           ? read_cell(m, c)
-                           : join(Reader{kNone, m.unit, "read", std::uint64_t(e) << m.ushift}, m, c, m.unit);
+      Val<V> v;
+      if (down == 0 && !m.cells.made(c)) {
+        // An element the run never touched (most of a large tensor when one
+        // CTA of the grid ran): its initial value, made without its page.
+        v = m.cells.peek(c);
+        if constexpr (kLazyInputs)
+          if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
+            v.f = v.kind == VKind::Data ? d_.int_input(m.name, e) : d_.input(m.name, e);
+      } else {
+        v = down == 0 && !(m.cells[c].tag & kSliceBits)
+                ? read_cell(m, c)
+                : join(Reader{kNone, m.unit, "read", std::uint64_t(e) << m.ushift}, m, c, m.unit);
+      }
       if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
       if (v.kind == VKind::Float || v.kind == VKind::Data)
         out[e] = v.f;
