@@ -115,7 +115,6 @@ class Machine {
   static std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
     return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
   }
-  static std::string bytes_text(std::uint64_t b);
   std::string steps_text() const { return std::to_string(stats_.thread_instructions) + " thread-instructions"; }
   Diagnostic limit_diag(const std::string& msg) const {
     Diagnostic d;
