@@ -984,6 +984,16 @@ class Machine {
     std::uint64_t phase = 0;
     bool completed = false;
   };
+  // A thread's latest expect-tx on an mbarrier (machine_async.cpp,
+  // mbar_excess): the phase it was made in, and whether a copy the thread
+  // issued after it completed that phase (then a later copy of the thread
+  // counts against a later phase: more bytes than it announced).
+  struct MbarExpect {
+    std::uint32_t thread = 0, pc = 0;
+    std::uint64_t phase = 0;
+    std::int64_t phase_bytes = 0;  // the bytes that phase expected in all, once completed
+    bool spent = false;
+  };
   struct Mbar {
     std::uint32_t buf = 0;
     std::int64_t byte = 0;
@@ -1006,12 +1016,17 @@ class Machine {
     // check (machine_mbarrier_phases.cpp): oldest first, those of the last
     // two phases only.
     std::vector<PhaseMark> marks;
+    std::vector<MbarExpect> expects;  // each thread's latest expect-tx on it
   };
   // An asynchronous copy's identity for the race check: vector-clock column
   // n_ + its index. The issuing thread and instruction name it in reports.
   struct Agent {
     std::uint32_t thread = 0, pc = 0;
     bool write = false;
+    // A copy whose bytes counted against a later phase than its thread's
+    // expect-tx announced them for (mbar_excess): the text its race
+    // reports add.
+    std::string excess;
   };
   // A store's agents in its thread's bulk async-group (cp.async.bulk.commit_group).
   struct BulkOp {
@@ -1041,6 +1056,9 @@ class Machine {
   void mbar_init_observe(std::uint32_t t, std::uint64_t phase);
   bool mbar_init_published(std::uint32_t t, const Mbar& b) const;
   void mbar_complete_tx(std::uint32_t agent, Mbar& b, std::uint32_t bar, std::int64_t bytes);
+  void mbar_expect(std::uint32_t t, Mbar& b, std::uint32_t pc);
+  void mbar_excess(std::uint32_t agent, Mbar& b, const MbarExpect& e, std::int64_t bytes);
+  bool tx_excess_noted_ = false;  // the note on a copy's bytes counted against a later phase was made
   bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
   void mbar_acquire(std::uint32_t t, const Mbar& b);
   bool mbar_wait(std::uint32_t t, const Instr& in);
@@ -1082,7 +1100,8 @@ class Machine {
   // Race reports: an access's name ("TMA write" for an agent's) and the
   // lines that explain an asynchronous copy's part in a race.
   std::string async_access_name(Access k, std::uint32_t pc) const;
-  std::string async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc) const;
+  std::string async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc,
+                                std::uint32_t agent = kNone) const;
   bool any_running() const;
   // A run's async state, made at the first async instruction: programs
   // without one pay nothing (w_ stays n_).
