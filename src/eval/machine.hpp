@@ -176,7 +176,9 @@ class Machine {
   void barrier_divergence(std::uint32_t t, const std::vector<std::uint32_t>& arrived,
                           const std::vector<std::uint32_t>& exited);
   [[noreturn]] void deadlock();
-  void join_clocks(const std::vector<std::uint32_t>& group);
+  // warpgroup: a wgmma.* collective, whose join the clocks of sync_vc_
+  // leave out (machine_wgmma.cpp, wgmma_cross_warp).
+  void join_clocks(const std::vector<std::uint32_t>& group, bool warpgroup = false);
 
   // ------------------------------------------------------------ values
   // Registers, operands and their kinds (from_bits: machine_arith.cpp).
@@ -934,6 +936,21 @@ class Machine {
   std::vector<std::uint32_t> issue_pc_;   // issue number - 1 -> the mma_async's pc
   std::uint32_t in_flight_count_ = 0;     // registers in flight, all threads
   bool cp_async_proxy_noted_ = false;     // the note on cp.async data read by wgmma without a proxy fence was made
+  // What each thread knows of the others' clocks (the first n_ columns of
+  // vc_) without the joins of the warpgroup collectives: which writes a
+  // synchronization other than wgmma.* orders before a wgmma's reads
+  // (docs/evaluator.md, "wgmma and shared-memory addresses"). Row-major, n_
+  // x n_; empty until the first wgmma instruction (vc_ holds no such join
+  // before it) or without the race check. Acquires update it: the CTA and
+  // warp barriers exactly (join_clocks), an mbarrier wait and
+  // barrier.cluster.wait with the releasers' full clocks (sync_acquire),
+  // so a release whose thread learned of a write through a wgmma.* join
+  // passes that knowledge on: a note missed, never one made wrongly.
+  std::vector<std::uint32_t> sync_vc_;
+  bool wgmma_cross_warp_noted_ = false;   // the note on a wgmma read ordered only by wgmma.* itself was made
+  void sync_acquire(std::uint32_t t, const std::uint32_t* clock, std::size_t width);
+  void wgmma_cross_warp(std::uint32_t t, const Memory<V>& mem, std::int64_t byte, std::uint32_t u, std::uint32_t clock,
+                        std::uint32_t upc);
 
   // The shared window: every .shared buffer of the CTA at a concrete address
   // (docs/evaluator.md, "wgmma and shared-memory addresses"), made on first

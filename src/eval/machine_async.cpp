@@ -412,6 +412,7 @@ void Machine<D>::mbar_acquire(std::uint32_t t, const Mbar& b) {
   std::uint32_t* row = &vc_[std::size_t(t) * w_];
   const std::size_t k = std::min<std::size_t>(b.done.size(), w_);
   for (std::size_t i = 0; i < k; ++i) row[i] = std::max(row[i], b.done[i]);
+  sync_acquire(t, b.done.data(), k);
 }
 
 // test_wait / try_wait. In a retry loop (retry_wait) the thread blocks until
@@ -656,6 +657,7 @@ bool Machine<D>::release_cluster_wait(std::uint32_t t) {
     if (it != cluster_clock_.end()) {
       std::uint32_t* row = &vc_[std::size_t(t) * w_];
       for (std::size_t i = 0; i < it->second.size() && i < w_; ++i) row[i] = std::max(row[i], it->second[i]);
+      sync_acquire(t, it->second.data(), std::min<std::size_t>(it->second.size(), w_));
     }
     mbar_init_observe(t, k);
   }
