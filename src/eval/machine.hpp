@@ -115,7 +115,6 @@ class Machine {
   static std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
     return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
   }
-  static std::string bytes_text(std::uint64_t b);
   std::string steps_text() const { return std::to_string(stats_.thread_instructions) + " thread-instructions"; }
   Diagnostic limit_diag(const std::string& msg) const {
     Diagnostic d;
@@ -175,7 +174,9 @@ class Machine {
   void barrier_divergence(std::uint32_t t, const std::vector<std::uint32_t>& arrived,
                           const std::vector<std::uint32_t>& exited);
   [[noreturn]] void deadlock();
-  void join_clocks(const std::vector<std::uint32_t>& group);
+  // warpgroup: a wgmma.* collective, whose join the clocks of sync_vc_
+  // leave out (machine_wgmma.cpp, wgmma_cross_warp).
+  void join_clocks(const std::vector<std::uint32_t>& group, bool warpgroup = false);
 
   // ------------------------------------------------------------ values
   // Registers, operands and their kinds (from_bits: machine_arith.cpp).
@@ -933,6 +934,21 @@ class Machine {
   std::vector<std::uint32_t> issue_pc_;   // issue number - 1 -> the mma_async's pc
   std::uint32_t in_flight_count_ = 0;     // registers in flight, all threads
   bool cp_async_proxy_noted_ = false;     // the note on cp.async data read by wgmma without a proxy fence was made
+  // What each thread knows of the others' clocks (the first n_ columns of
+  // vc_) without the joins of the warpgroup collectives: which writes a
+  // synchronization other than wgmma.* orders before a wgmma's reads
+  // (docs/evaluator.md, "wgmma and shared-memory addresses"). Row-major, n_
+  // x n_; empty until the first wgmma instruction (vc_ holds no such join
+  // before it) or without the race check. Acquires update it: the CTA and
+  // warp barriers exactly (join_clocks), an mbarrier wait and
+  // barrier.cluster.wait with the releasers' full clocks (sync_acquire),
+  // so a release whose thread learned of a write through a wgmma.* join
+  // passes that knowledge on: a note missed, never one made wrongly.
+  std::vector<std::uint32_t> sync_vc_;
+  bool wgmma_cross_warp_noted_ = false;   // the note on a wgmma read ordered only by wgmma.* itself was made
+  void sync_acquire(std::uint32_t t, const std::uint32_t* clock, std::size_t width);
+  void wgmma_cross_warp(std::uint32_t t, const Memory<V>& mem, std::int64_t byte, std::uint32_t u, std::uint32_t clock,
+                        std::uint32_t upc);
 
   // The shared window: every .shared buffer of the CTA at a concrete address
   // (docs/evaluator.md, "wgmma and shared-memory addresses"), made on first
@@ -983,6 +999,16 @@ class Machine {
     std::uint64_t phase = 0;
     bool completed = false;
   };
+  // A thread's latest expect-tx on an mbarrier (machine_async.cpp,
+  // mbar_excess): the phase it was made in, and whether a copy the thread
+  // issued after it completed that phase (then a later copy of the thread
+  // counts against a later phase: more bytes than it announced).
+  struct MbarExpect {
+    std::uint32_t thread = 0, pc = 0;
+    std::uint64_t phase = 0;
+    std::int64_t phase_bytes = 0;  // the bytes that phase expected in all, once completed
+    bool spent = false;
+  };
   struct Mbar {
     std::uint32_t buf = 0;
     std::int64_t byte = 0;
@@ -1005,12 +1031,17 @@ class Machine {
     // check (machine_mbarrier_phases.cpp): oldest first, those of the last
     // two phases only.
     std::vector<PhaseMark> marks;
+    std::vector<MbarExpect> expects;  // each thread's latest expect-tx on it
   };
   // An asynchronous copy's identity for the race check: vector-clock column
   // n_ + its index. The issuing thread and instruction name it in reports.
   struct Agent {
     std::uint32_t thread = 0, pc = 0;
     bool write = false;
+    // A copy whose bytes counted against a later phase than its thread's
+    // expect-tx announced them for (mbar_excess): the text its race
+    // reports add.
+    std::string excess;
   };
   // A store's agents in its thread's bulk async-group (cp.async.bulk.commit_group).
   struct BulkOp {
@@ -1040,6 +1071,9 @@ class Machine {
   void mbar_init_observe(std::uint32_t t, std::uint64_t phase);
   bool mbar_init_published(std::uint32_t t, const Mbar& b) const;
   void mbar_complete_tx(std::uint32_t agent, Mbar& b, std::uint32_t bar, std::int64_t bytes);
+  void mbar_expect(std::uint32_t t, Mbar& b, std::uint32_t pc);
+  void mbar_excess(std::uint32_t agent, Mbar& b, const MbarExpect& e, std::int64_t bytes);
+  bool tx_excess_noted_ = false;  // the note on a copy's bytes counted against a later phase was made
   bool mbar_ready(std::uint32_t t, const Instr& in, const Mbar& b, std::uint64_t* want);
   void mbar_acquire(std::uint32_t t, const Mbar& b);
   bool mbar_wait(std::uint32_t t, const Instr& in);
@@ -1081,7 +1115,8 @@ class Machine {
   // Race reports: an access's name ("TMA write" for an agent's) and the
   // lines that explain an asynchronous copy's part in a race.
   std::string async_access_name(Access k, std::uint32_t pc) const;
-  std::string async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc) const;
+  std::string async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc,
+                                std::uint32_t agent = kNone) const;
   bool any_running() const;
   // A run's async state, made at the first async instruction: programs
   // without one pay nothing (w_ stays n_).

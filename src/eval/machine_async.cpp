@@ -74,6 +74,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       b.arrived.assign(n_, -1);
       b.groups.clear();
       b.marks.clear();
+      b.expects.clear();
       b.init_clock = o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0;
       return true;
     }
@@ -97,6 +98,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       // that acquires the release is ordered after the arrive itself.
       const std::uint64_t before = b.phase;
       const std::uint32_t clock = o_.check_races ? vc_[std::size_t(t) * w_ + t] : 0;
+      if (tx > 0) mbar_expect(t, b, pc);
       b.tx += tx;  // .expect_tx: the expect-tx operation comes first
       b.tx_expected += tx;
       b.pending -= std::uint32_t(count);
@@ -120,6 +122,7 @@ bool Machine<D>::async_step(std::uint32_t t, const Instr& in) {
       mbar_access(t, b, false);
       const std::uint64_t before = b.phase;
       if (in.mode == 0) {  // expect-tx: more bytes to come this phase
+        if (tx > 0) mbar_expect(t, b, pc);
         b.tx += tx;
         b.tx_expected += tx;
       } else {  // complete-tx by the thread itself: .relaxed, no release (PTX ISA, mbarrier.complete_tx)
@@ -255,6 +258,58 @@ void Machine<D>::mbar_release(std::uint32_t t, Mbar& b) {
 // pending count is reset to the expected count, the tx-count to zero).
 // Threads blocked in a retry loop whose wait this completion satisfies
 // move on now, with the phase's clock.
+// Thread t's expect-tx on b, in its current phase (it replaces the
+// thread's earlier one).
+template <class D>
+void Machine<D>::mbar_expect(std::uint32_t t, Mbar& b, std::uint32_t pc) {
+  for (MbarExpect& x : b.expects)
+    if (x.thread == t) {
+      if (x.phase != b.phase || x.spent) x = MbarExpect{t, pc, b.phase, 0, false};
+      x.pc = pc;
+      return;
+    }
+  b.expects.push_back(MbarExpect{t, pc, b.phase, 0, false});
+}
+
+// A copy whose complete-tx lands in a later phase than its thread's last
+// expect-tx announced bytes for: that phase completed with the bytes of the
+// thread's earlier copies, so these are more than it announced, and they
+// lower the current phase's tx-count. The PTX ISA requires the tx-count to
+// be set to the total of the phase's asynchronous operations, decrements
+// the current phase's tx-count at each complete-tx, and at a phase
+// transition reinitializes the pending arrival count only (mbarrier:
+// "Tracking asynchronous operations by the mbarrier object", "Phase
+// Completion of the mbarrier object"): a later phase then completes early,
+// or its tx-count never returns to zero and its waiters hang, as an H200
+// does on examples/hopper's tx_too_small. The race this causes is reported
+// where it is found (with this text, async_race_detail); the note says it
+// once, whether or not a race follows.
+template <class D>
+void Machine<D>::mbar_excess(std::uint32_t a, Mbar& b, const MbarExpect& e, std::int64_t bytes) {
+  Agent& ag = agents_[a - n_];
+  ag.excess = "  its " + std::to_string(bytes) + " bytes count against phase " + std::to_string(b.phase) + " of " +
+              mbar_name(b) + " (tx-count " + std::to_string(b.tx - bytes) + "), not phase " + std::to_string(e.phase) +
+              ":\n  thread " + tname(e.thread) + "'s expect-tx at " + p_.code[e.pc].loc.with_source() + " announced " +
+              std::to_string(e.phase_bytes) + " bytes for phase " + std::to_string(e.phase) +
+              ",\n  which completed when the thread's earlier copies delivered them. The PTX ISA (mbarrier: tx-count,\n"
+              "  Phase Completion) subtracts a complete-tx from the current phase's tx-count and resets only the\n"
+              "  pending arrivals at a phase transition: the excess bytes count against the next phase, so a GPU\n"
+              "  may complete a later phase before its copies land, or never (an H200 hangs on such a kernel)\n";
+  if (tx_excess_noted_) return;
+  tx_excess_noted_ = true;
+  Diagnostic d;
+  d.kind = DiagKind::Undefined;
+  d.warning = true;
+  d.loc = p_.code[ag.pc].loc;
+  d.threads = {ag.thread};
+  d.message = "more bytes than announced: a copy of thread " + tname(ag.thread) + " counts " + std::to_string(bytes) +
+              " bytes against phase " + std::to_string(b.phase) + " of " + mbar_name(b) + ", after its expect-tx for phase " +
+              std::to_string(e.phase) + " (" + std::to_string(e.phase_bytes) + " bytes) was met: a GPU may hang";
+  d.detail = "  the copy: " + p_.code[ag.pc].loc.with_source() + ": " + p_.instr_text(ag.pc) + "\n  the expect-tx: " +
+             p_.code[e.pc].loc.with_source() + ": " + p_.instr_text(e.pc) + "\n" + ag.excess;
+  notes_.push_back(std::move(d));
+}
+
 template <class D>
 void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
   b.done = std::move(b.clock);
@@ -290,13 +345,23 @@ void Machine<D>::mbar_complete(Mbar& b, std::uint32_t bar) {
 template <class D>
 void Machine<D>::mbar_complete_tx(std::uint32_t a, Mbar& b, std::uint32_t bar, std::int64_t bytes) {
   const std::uint64_t before = b.phase;
+  MbarExpect* e = nullptr;  // the issuing thread's latest expect-tx on b
+  for (MbarExpect& x : b.expects)
+    if (x.thread == agents_[a - n_].thread) e = &x;
+  if (e && e->spent && b.phase > e->phase) mbar_excess(a, b, *e, bytes);
   b.tx -= bytes;
   b.tx_done += bytes;
   if (o_.check_races) {
     if (b.clock.size() <= a) b.clock.resize(w_, 0);
     b.clock[a] = std::max<std::uint32_t>(b.clock[a], 1);
   }
-  if (b.pending == 0 && b.tx == 0) mbar_complete(b, bar);
+  if (b.pending == 0 && b.tx == 0) {
+    if (e && e->phase == b.phase) {
+      e->spent = true;  // the thread's own copies completed the phase it announced bytes for
+      e->phase_bytes = b.tx_expected;
+    }
+    mbar_complete(b, bar);
+  }
   if (o_.check_races) mbar_mark(a, 0, b, before, agents_[a - n_].pc);  // an agent's only access epoch is 0
 }
 
@@ -347,6 +412,7 @@ void Machine<D>::mbar_acquire(std::uint32_t t, const Mbar& b) {
   std::uint32_t* row = &vc_[std::size_t(t) * w_];
   const std::size_t k = std::min<std::size_t>(b.done.size(), w_);
   for (std::size_t i = 0; i < k; ++i) row[i] = std::max(row[i], b.done[i]);
+  sync_acquire(t, b.done.data(), k);
 }
 
 // test_wait / try_wait. In a retry loop (retry_wait) the thread blocks until
@@ -429,7 +495,7 @@ std::uint32_t Machine<D>::new_agent(std::uint32_t t, bool write) {
     vc_.swap(vc);
     w_ = w;
   }
-  agents_.push_back(Agent{t, pc_[t], write});
+  agents_.push_back(Agent{t, pc_[t], write, std::string()});
   return n_ + std::uint32_t(agents_.size() - 1);
 }
 
@@ -484,7 +550,17 @@ std::string Machine<D>::async_access_name(Access k, std::uint32_t pc) const {
 }
 
 template <class D>
-std::string Machine<D>::async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc) const {
+std::string Machine<D>::async_race_detail(Access a, std::uint32_t apc, Access b, std::uint32_t bpc,
+                                          std::uint32_t agent) const {
+  // The copy's text on bytes beyond its thread's expect-tx (mbar_excess):
+  // the agent the race names, or for the access being made, the copy just
+  // issued at pc (the latest agent there).
+  auto excess_of = [&](std::uint32_t pc) {
+    if (agent < agents_.size() && agents_[agent].pc == pc) return agents_[agent].excess;
+    for (std::size_t i = agents_.size(); i-- > 0;)
+      if (agents_[i].pc == pc) return agents_[i].excess;
+    return std::string();
+  };
   std::string s;
   for (auto [k, pc] : {std::make_pair(a, apc), std::make_pair(b, bpc)}) {
     const Instr& in = p_.code[pc];
@@ -497,7 +573,8 @@ std::string Machine<D>::async_race_detail(Access a, std::uint32_t apc, Access b,
       s += "  the copy at " + in.loc.with_source() +
            " writes shared memory asynchronously; an access is ordered after it only by a wait\n"
            "  that observes the completion of the mbarrier phase its complete-tx counts toward (PTX ISA,\n"
-           "  mbarrier.test_wait / try_wait: cp.async.bulk operations using the mbarrier are then performed and visible)\n";
+           "  mbarrier.test_wait / try_wait: cp.async.bulk operations using the mbarrier are then performed and visible)\n" +
+           excess_of(pc);
     else if (k == Access::AgentWrite)
       s += "  the copy at " + in.loc.with_source() +
            " writes global memory asynchronously; its thread's cp.async.bulk.wait_group orders\n"
@@ -580,6 +657,7 @@ bool Machine<D>::release_cluster_wait(std::uint32_t t) {
     if (it != cluster_clock_.end()) {
       std::uint32_t* row = &vc_[std::size_t(t) * w_];
       for (std::size_t i = 0; i < it->second.size() && i < w_; ++i) row[i] = std::max(row[i], it->second[i]);
+      sync_acquire(t, it->second.data(), std::min<std::size_t>(it->second.size(), w_));
     }
     mbar_init_observe(t, k);
   }

@@ -19,6 +19,7 @@ void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_
                       Access other_kind, Access kind, std::uint32_t pc) {
   // An asynchronous copy's agent (a clock column past the threads) is
   // reported as its issuing thread and instruction.
+  const std::uint32_t agent = other >= n_ && other != kNone ? other - n_ : kNone;
   if (other >= n_ && other != kNone) {
     other_kind = other_kind == Access::Read ? Access::AgentRead : Access::AgentWrite;
     other = agents_[other - n_].thread;
@@ -45,7 +46,7 @@ void Machine<D>::race(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_
   d.accesses = {info(other, other_pc, other_kind), info(t, pc, kind)};
   if (other_kind == Access::AgentRead || other_kind == Access::AgentWrite || kind == Access::AgentRead ||
       kind == Access::AgentWrite)
-    d.detail = async_race_detail(other_kind, other_pc, kind, pc);
+    d.detail = async_race_detail(other_kind, other_pc, kind, pc, agent);
   throw Stop{d};
 }
 

@@ -273,7 +273,13 @@ bool Machine<D>::release_groups() {
     // does in the CUDA guide. So a shared-memory store, a shuffle and a read
     // of the neighbour's store race (compute-sanitizer's racecheck reports
     // the same).
-    if (!exchanges_only(in.op)) join_clocks(group);
+    // A wgmma.* instruction waits for its warp only (PTX ISA, wgmma.fence /
+    // mma_async / commit_group / wait_group: ".sync ... wait until all
+    // threads in the warp execute the same" instruction) and orders no
+    // memory by itself; the join lets a wgmma read the shared memory its
+    // warpgroup wrote before it, as the ISA's outline of the operation does,
+    // and wgmma_cross_warp notes a read that relies on it.
+    if (!exchanges_only(in.op)) join_clocks(group, warpgroup_op(in.op));
     record_sync(in, group);
     if (in.op == Opcode::Bar)
       ++stats_.block_syncs;
@@ -585,7 +591,7 @@ void Machine<D>::deadlock() {
 // member's accesses before the sync are now ordered before everything any
 // member does after it.
 template <class D>
-void Machine<D>::join_clocks(const std::vector<std::uint32_t>& group) {
+void Machine<D>::join_clocks(const std::vector<std::uint32_t>& group, bool warpgroup) {
   if (!o_.check_races || group.empty()) return;
   for (std::uint32_t u : group) ++vc_[std::size_t(u) * w_ + u];
   std::vector<std::uint32_t> j(w_, 0);
@@ -594,6 +600,15 @@ void Machine<D>::join_clocks(const std::vector<std::uint32_t>& group) {
     for (std::uint32_t k = 0; k < w_; ++k) j[k] = std::max(j[k], c[k]);
   }
   for (std::uint32_t u : group) std::copy(j.begin(), j.end(), vc_.begin() + std::ptrdiff_t(std::size_t(u) * w_));
+  if (warpgroup || sync_vc_.empty()) return;
+  // The same join without what wgmma.* joins taught: each member's own
+  // clock from vc_, the others from sync_vc_.
+  std::vector<std::uint32_t> r(n_, 0);
+  for (std::uint32_t u : group) {
+    const std::uint32_t* c = &sync_vc_[std::size_t(u) * n_];
+    for (std::uint32_t k = 0; k < n_; ++k) r[k] = std::max(r[k], k == u ? vc_[std::size_t(u) * w_ + u] : c[k]);
+  }
+  for (std::uint32_t u : group) std::copy(r.begin(), r.end(), sync_vc_.begin() + std::ptrdiff_t(std::size_t(u) * n_));
 }
 
 // ------------------------------------------------------------ execution

@@ -2,8 +2,8 @@
 // module variables, their input symbols and initial data) and its limits
 // (the memory budget, the deadline).
 #include "machine.hpp"
+#include "../util/units.hpp"
 
-#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -477,17 +477,6 @@ void Machine<D>::paged(Memory<V>& m) {
   }
 }
 
-template <class D>
-std::string Machine<D>::bytes_text(std::uint64_t b) {
-  if (b == UINT64_MAX) return "more than 16 EiB";
-  std::ostringstream os;
-  os.precision(3);
-  if (b >= (std::uint64_t(1) << 30)) os << double(b) / double(std::uint64_t(1) << 30) << " GiB";
-  else if (b >= (std::uint64_t(1) << 20)) os << double(b) / double(std::uint64_t(1) << 20) << " MiB";
-  else os << b << " bytes";
-  return os.str();
-}
-
 // Counts `count` items of `each` bytes against the memory budget before
 // they are allocated: over it, the run stops as a Limit naming `what`.
 template <class D>
@@ -499,9 +488,9 @@ void Machine<D>::reserve(const std::string& what, std::uint64_t count, std::uint
 template <class D>
 void Machine<D>::reserve_bytes(const std::string& what, std::uint64_t count, std::uint64_t need) {
   if (need > budget_ || bytes_ > budget_ - need)
-    throw Stop{limit_diag("memory limit: " + what + " needs " + bytes_text(need) + " (" + std::to_string(count) +
-                          " elements), over this run's memory budget of " + bytes_text(budget_) +
-                          (bytes_ >= (std::uint64_t(1) << 20) ? " with " + bytes_text(bytes_) + " already in use"
+    throw Stop{limit_diag("memory limit: " + what + " needs " + util::size_text(need) + " (" + std::to_string(count) +
+                          " elements), over this run's memory budget of " + util::size_text(budget_) +
+                          (bytes_ >= (std::uint64_t(1) << 20) ? " with " + util::size_text(bytes_) + " already in use"
                                                               : std::string()) +
                           " (--max-memory)")};
   bytes_ += need;
@@ -548,11 +537,11 @@ void Machine<D>::check_limits(std::uint32_t t) {
     // Named by the larger of the two that grow while the run goes on.
     if (arena >= paged_bytes_)
       fail(DiagKind::Limit, t,
-           "memory limit: the run's expressions take " + bytes_text(arena) + " after " + steps_text() +
-               ", over this run's memory budget of " + bytes_text(budget_) + " with its memories (--max-memory)");
+           "memory limit: the run's expressions take " + util::size_text(arena) + " after " + steps_text() +
+               ", over this run's memory budget of " + util::size_text(budget_) + " with its memories (--max-memory)");
     fail(DiagKind::Limit, t,
-         "memory limit: the parts of the tensors the run touched take " + bytes_text(paged_bytes_) + " after " +
-             steps_text() + ", over this run's memory budget of " + bytes_text(budget_) +
+         "memory limit: the parts of the tensors the run touched take " + util::size_text(paged_bytes_) + " after " +
+             steps_text() + ", over this run's memory budget of " + util::size_text(budget_) +
              " with its other memories and expressions (--max-memory)");
   }
 }

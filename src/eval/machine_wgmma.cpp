@@ -102,6 +102,68 @@ void Machine<D>::need_wgmma_state() {
   wgmma_.resize(n_);
   in_flight_.assign(std::size_t(n_) * r_, 0);
   in_flight_val_.resize(std::size_t(n_) * r_);
+  if (!o_.check_races) return;
+  // No wgmma.* has joined clocks yet: the threads' clocks are all
+  // synchronization has taught them so far.
+  reserve("the clocks without wgmma joins", mul_sat(n_, n_), sizeof(std::uint32_t));
+  sync_vc_.resize(std::size_t(n_) * n_);
+  for (std::uint32_t u = 0; u < n_; ++u)
+    std::copy(vc_.begin() + std::ptrdiff_t(std::size_t(u) * w_), vc_.begin() + std::ptrdiff_t(std::size_t(u) * w_ + n_),
+              sync_vc_.begin() + std::ptrdiff_t(std::size_t(u) * n_));
+}
+
+// An acquire of thread t of a released clock (an mbarrier phase's, a
+// cluster barrier's), for sync_vc_.
+template <class D>
+void Machine<D>::sync_acquire(std::uint32_t t, const std::uint32_t* clock, std::size_t width) {
+  if (sync_vc_.empty()) return;
+  std::uint32_t* row = &sync_vc_[std::size_t(t) * n_];
+  for (std::size_t i = 0; i < width && i < n_; ++i) row[i] = std::max(row[i], clock[i]);
+}
+
+// A wgmma's shared-memory operand that thread u wrote (at its clock
+// `clock`, by the instruction at upc), which the race check found ordered
+// before the read: is it ordered before the wgmma of every thread of the
+// warpgroup by a synchronization other than the wgmma.* instructions? The
+// PTX ISA gives those no memory ordering: each waits for its own warp
+// (".sync"), wgmma.fence orders register accesses, and an async proxy
+// fence orders shared-memory writes before the wgmma's reads, but only
+// within the writing thread. Its outline of the operation (PTX ISA,
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions")
+// has every thread of the warpgroup write the operands, wgmma.fence,
+// fence.proxy.async and issue the mma_async, with no barrier; CuTe's sm_90
+// tutorial does just that. So it is accepted with a warning note; --strict
+// reports it as a race.
+template <class D>
+void Machine<D>::wgmma_cross_warp(std::uint32_t t, const Memory<V>& mem, std::int64_t byte, std::uint32_t u,
+                                  std::uint32_t clock, std::uint32_t upc) {
+  if (sync_vc_.empty() || u >= n_ || (wgmma_cross_warp_noted_ && !o_.strict)) return;
+  const std::uint32_t first = warpgroup_first(t);
+  // A thread of the warpgroup the write is not ordered before, of another
+  // warp than the writer's if there is one (the report's clearest case).
+  std::uint32_t r = kNone;
+  for (int pass = 0; pass < 2 && r == kNone; ++pass)
+    for (std::uint32_t x = first; x < first + 128 && r == kNone; ++x)
+      if (x != u && (pass == 1 || x / 32 != u / 32) && sync_vc_[std::size_t(x) * n_ + u] <= clock) r = x;
+  if (r == kNone) return;
+  Diagnostic d;
+  d.kind = DiagKind::Race;  // a warning unless strict (kind race, not undefined: reports keep one note of a
+                            // kind per instruction, and the cp.async proxy note may be due at the same wgmma)
+  d.warning = !o_.strict;
+  d.loc = p_.code[pc_[t]].loc;
+  d.threads = {u, r};
+  d.message = "wgmma.mma_async reads " + mem.name + " byte " + std::to_string(byte) + ", which thread " + tname(u) +
+              " wrote; only the warpgroup's wgmma instructions order that write before the wgmma of thread " + tname(r);
+  d.detail = "  the write: " + p_.code[upc].loc.with_source() + ": " + p_.instr_text(upc) +
+             "\n  the wgmma: " + p_.instr_text(pc_[t]) +
+             "\n  a wgmma.* instruction waits for the threads of its own warp only and orders no memory (PTX ISA,\n"
+             "  wgmma.fence and wgmma.mma_async: .sync; wgmma.fence orders register accesses, an async proxy fence\n"
+             "  the writing thread's shared-memory writes). The ISA's outline of a wgmma has the warpgroup's threads\n"
+             "  write the operands, fence and issue it with no barrier between, as CuTe's sm_90 tutorial does, so\n"
+             "  this run accepts it; --strict reports it as a race (a bar.sync or an mbarrier wait orders the write)\n";
+  if (o_.strict) throw Stop{d};
+  wgmma_cross_warp_noted_ = true;
+  notes_.push_back(std::move(d));
 }
 
 // A read or write of an accumulator register whose wgmma.mma_async has not
@@ -248,6 +310,7 @@ void Machine<D>::read_descriptor(std::uint32_t t, std::uint64_t desc, bool mn_ma
       const Shadow& sh = mem.shadow[c];
       auto check = [&](std::uint32_t u, std::uint32_t clock, std::uint32_t upc) {
         if (u >= n_) return;  // an asynchronous copy's write (TMA): the async proxy itself
+        wgmma_cross_warp(t, mem, b, u, clock, upc);
         // A cp.async's write: the PTX ISA does not say which proxy a
         // (non-bulk) cp.async writes through; Triton's sm_90 kernels read
         // cp.async data with wgmma without a fence.proxy.async after the

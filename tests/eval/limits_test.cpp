@@ -136,6 +136,8 @@ TEST_CASE("the memory budget is checked before tensors and arrays are allocated"
   REQUIRE(rs.diagnostics.size() == 1);
   CHECK(rs.diagnostics[0].kind == DiagKind::Limit);
   CHECK(rs.diagnostics[0].message.find("'buf'") != std::string::npos);
+  // Sizes as util::size_text writes them everywhere (units.hpp).
+  CHECK(rs.diagnostics[0].message.find("over this run's memory budget of 97.7 KiB") != std::string::npos);
 }
 
 // A tensor's cells and race shadows are made a page at a time as the run

@@ -902,3 +902,61 @@ TEST_CASE("a cluster of one: mapa to rank 0 is the address itself, to another ra
   INFO(o.text());
   CHECK(o.r.ok());
 }
+
+TEST_CASE("mbarrier: copies beyond the expect_tx count against the next phase: the race, and a note that a GPU may hang") {
+  // Thread 0 announces 128 bytes, then bulk-copies 256 (two copies of 128)
+  // onto the barrier; everyone waits for phase 0 and reads buf[tid].
+  auto body = [](int announced) {
+    return std::string(kPrologue) +
+           "  setp.ne.s32 %p1, %r1, 0;\n"
+           "  @%p1 bra INITED;\n"
+           "  mbarrier.init.shared::cta.b64 [%r2], 1;\n"
+           "INITED:\n"
+           "  bar.sync 0;\n"
+           "  @%p1 bra ISSUED;\n"
+           "  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], " +
+           std::to_string(announced) +
+           ";\n"
+           "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd1], 128, [%r2];\n"
+           "  add.s32 %r11, %r4, 128;\n"
+           "  add.s64 %rd8, %rd1, 128;\n"
+           "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r11], [%rd8], 128, [%r2];\n"
+           "ISSUED:\n" +
+           std::string(kRetryParity0) +
+           "  add.s32 %r9, %r4, %r5;\n"
+           "  ld.shared.f32 %f2, [%r9];\n"
+           "  add.s64 %rd7, %rd2, %rd3;\n"
+           "  st.global.f32 [%rd7], %f2;\n"
+           "  ret;\n";
+  };
+  auto excess_note = [](const Run& r) -> const Diagnostic* {
+    for (const Diagnostic& d : r.r.notes)
+      if (contains(d.message, "more bytes than announced")) return &d;
+    return nullptr;
+  };
+  Run ok;
+  run(ok, kernel(kXY, kBarBuf, body(256)), xy(64, 64));
+  INFO(ok.text());
+  REQUIRE(ok.r.ok());
+  CHECK(excess_note(ok) == nullptr);
+
+  Run small;
+  run(small, kernel(kXY, kBarBuf, body(128)), xy(64, 64));
+  INFO(small.text());
+  REQUIRE(!small.r.ok());
+  const Diagnostic& race = small.r.diagnostics.back();
+  CHECK(race.kind == DiagKind::Race);
+  // The race's report says where the second copy's bytes went.
+  CHECK(contains(race.detail, "its 128 bytes count against phase 1 of full_bar"));
+  CHECK(contains(race.detail, "(tx-count -128), not phase 0"));
+  CHECK(contains(race.detail, "announced 128 bytes for phase 0"));
+  CHECK(contains(race.detail, "the excess bytes count against the next phase"));
+  // And a note (in the JSON report too) says it once, naming the copy and the expect_tx.
+  const Diagnostic* note = excess_note(small);
+  REQUIRE(note != nullptr);
+  CHECK(note->warning);
+  CHECK(contains(note->message, "counts 128 bytes against phase 1 of full_bar"));
+  CHECK(contains(note->message, "a GPU may hang"));
+  CHECK(contains(note->detail, "the expect-tx: k.ptx:"));
+  CHECK(contains(note->detail, "the copy: k.ptx:"));
+}

@@ -53,6 +53,8 @@ struct Case {
   bool second = false;          // a second mma_async: scale-d %p, imm-scale-a -1
   bool fence = true;
   bool proxy_fence = true;      // fence.proxy.async after the stores
+  bool barrier = true;          // bar.sync between the stores and the wgmma
+  bool strict = false;          // RunOptions::strict
   bool f16_acc = false;         // .f16 accumulators, two a register
   std::string before_wait;      // PTX placed between commit and wait
   std::int64_t lbo_a = 0, sbo_a = 0, lbo_b = 0, sbo_b = 0;
@@ -128,7 +130,7 @@ std::string kernel(const Case& c) {
   };
   if (!c.a_regs) s += copy("%rd1", "sa", abytes, "A");
   s += copy("%rd2", "sb", bbytes, "B");
-  s += std::string(c.proxy_fence ? "fence.proxy.async.shared::cta;\n" : "") + "bar.sync 0;\n";
+  s += std::string(c.proxy_fence ? "fence.proxy.async.shared::cta;\n" : "") + (c.barrier ? "bar.sync 0;\n" : "");
   // descriptors: ((addr >> 4) & 0x3fff) | flags
   s += "mov.u32 %r10, sa;\nshr.u32 %r11, %r10, 4;\nand.b32 %r12, %r11, 16383;\ncvt.u64.u32 %rd10, %r12;\nor.b64 %rd11, %rd10, %rd4;\n";
   s += "mov.u32 %r13, sb;\nbfe.u32 %r14, %r13, 4, 14;\ncvt.u64.u32 %rd12, %r14;\nor.b64 %rd13, %rd12, %rd5;\n";
@@ -211,7 +213,9 @@ Outcome run_case(const Case& c, int scale_d = 1) {
   ConcreteDomain dom;
   dom.inputs["a"] = ga;
   dom.inputs["b"] = gb;
-  o.run = run_program(p, l, dom);
+  RunOptions ro;
+  ro.strict = c.strict;
+  o.run = run_program(p, l, dom, ro);
   return o;
 }
 
@@ -529,6 +533,48 @@ TEST_CASE("wgmma: shared operands written without fence.proxy.async, or overwrit
   // The same write after the wait is fine.
   c.before_wait = "";
   check_gemm(c);
+}
+
+TEST_CASE("wgmma: operands other warps wrote, ordered only by the wgmma instructions: a note, a race under --strict") {
+  // Every thread stores its part of A and B, fences the proxy and issues
+  // the wgmma: the PTX ISA's outline of a wgmma, with no barrier. Accepted,
+  // with a warning note naming the write and a thread of another warp.
+  auto cross_warp_note = [](const RunResult<ConcreteDomain>& r) -> const Diagnostic* {
+    for (const Diagnostic& d : r.notes)
+      if (d.message.find("only the warpgroup's wgmma instructions order that write") != std::string::npos) return &d;
+    return nullptr;
+  };
+  Case c;
+  c.n = 8;
+  c.barrier = false;
+  Outcome o = run_case(c);
+  for (const Diagnostic& d : o.run.diagnostics) INFO(d.message << "\n" << d.detail);
+  REQUIRE(o.run.ok());
+  const Diagnostic* note = cross_warp_note(o.run);
+  REQUIRE(note != nullptr);
+  CHECK(note->warning);
+  CHECK(note->kind == DiagKind::Race);
+  CHECK(note->message.find("reads sa byte 0, which thread 0 wrote") != std::string::npos);
+  REQUIRE(note->threads.size() == 2);
+  CHECK(note->threads[1] / 32 != note->threads[0] / 32);  // a thread of another warp
+  CHECK(note->detail.find("st.shared.b16") != std::string::npos);
+  CHECK(note->detail.find("--strict") != std::string::npos);
+  // Under --strict the same run is a race.
+  c.strict = true;
+  o = run_case(c);
+  REQUIRE_FALSE(o.run.ok());
+  CHECK(o.run.diagnostics[0].kind == DiagKind::Race);
+  CHECK(o.run.diagnostics[0].message.find("only the warpgroup's wgmma instructions order that write") != std::string::npos);
+  // A bar.sync between the stores and the wgmma orders them: no note, and
+  // --strict is clean too.
+  c.barrier = true;
+  o = run_case(c);
+  REQUIRE(o.run.ok());
+  CHECK(cross_warp_note(o.run) == nullptr);
+  c.strict = false;
+  o = run_case(c);
+  REQUIRE(o.run.ok());
+  CHECK(cross_warp_note(o.run) == nullptr);
 }
 
 TEST_CASE("wgmma: a CTA that is no whole number of warpgroups, or a warpgroup with an exited thread, deadlocks") {

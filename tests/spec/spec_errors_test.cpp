@@ -384,4 +384,10 @@ TEST_CASE("command-line --max-memory: bytes with K, M, G, T (binary), positive, 
   CHECK(cli::size_text(512) == "512 bytes");
   CHECK(cli::size_text(std::uint64_t(3) << 29) == "1.5 GiB");
   CHECK(cli::size_text(std::uint64_t(12) << 30) == "12 GiB");
+  // Three significant digits (the evaluator's memory-budget messages use
+  // the same function): a budget and a need just apart stay apart.
+  CHECK(cli::size_text(40000) == "39.1 KiB");
+  CHECK(cli::size_text(std::uint64_t(11.8 * double(std::uint64_t(1) << 30))) == "11.8 GiB");
+  CHECK(cli::size_text(std::uint64_t(4000000000) * 32) == "119 GiB");
+  CHECK(cli::size_text(UINT64_MAX) == "more than 16 EiB");
 }
