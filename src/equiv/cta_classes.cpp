@@ -30,10 +30,9 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
     k.fallback = "the kernel runs in clusters of CTAs";
     return k;
   }
-  if (has_tma(p)) {
-    k.fallback = "the kernel has TMA copies";
-    return k;
-  }
+  // TMA copies are in the log like any access (machine_affine.cpp,
+  // affine_tma): their coordinates move with the CTA index, their boxes
+  // clip alike in every member.
   // A grid whose index table would not fit is left to the CTA-by-CTA run
   // (which says how long it would take).
   if (total > (std::uint64_t(1) << 28)) {
