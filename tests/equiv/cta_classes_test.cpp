@@ -534,9 +534,11 @@ TEST_CASE("CTA classes: TMA kernels, their box coordinates moving with blockIdx"
   };
   std::mt19937 rng(20261129);
   // Tile multiples, partial tiles in one dimension or both, one CTA, a row.
-  std::vector<Sizes> sizes = {{}, {{"R", 16}, {"C", 48}}, {{"R", 16}, {"C", 45}}, {{"R", 17}, {"C", 48}},
-                              {{"R", 1}, {"C", 1}},  {{"R", 3}, {"C", 70}}, {{"R", 40}, {"C", 9}}};
-  for (int i = 0; i < 5; ++i) sizes.push_back({{"R", draw(rng, 1, 40)}, {"C", draw(rng, 1, 70)}});
+  // C is a multiple of 4: a tensor map's rows are whole multiples of 16
+  // bytes (cuTensorMapEncodeTiled).
+  std::vector<Sizes> sizes = {{}, {{"R", 16}, {"C", 48}}, {{"R", 16}, {"C", 44}}, {{"R", 17}, {"C", 48}},
+                              {{"R", 1}, {"C", 4}},  {{"R", 3}, {"C", 68}}, {{"R", 40}, {"C", 12}}};
+  for (int i = 0; i < 5; ++i) sizes.push_back({{"R", draw(rng, 1, 40)}, {"C", 4 * draw(rng, 1, 17)}});
   int by_classes = 0, runs = 0;
   for (const Case& c : cases)
     for (const Sizes& s : sizes) {
