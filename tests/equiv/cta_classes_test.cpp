@@ -537,7 +537,8 @@ TEST_CASE("CTA classes: TMA kernels, their box coordinates moving with blockIdx"
   // C is a multiple of 4: a tensor map's rows are whole multiples of 16
   // bytes (cuTensorMapEncodeTiled).
   std::vector<Sizes> sizes = {{}, {{"R", 16}, {"C", 48}}, {{"R", 16}, {"C", 44}}, {{"R", 17}, {"C", 48}},
-                              {{"R", 1}, {"C", 4}},  {{"R", 3}, {"C", 68}}, {{"R", 40}, {"C", 12}}};
+                              {{"R", 1}, {"C", 4}},  {{"R", 3}, {"C", 68}}, {{"R", 40}, {"C", 12}},
+                              {{"R", 16}, {"C", 60}}};
   for (int i = 0; i < 5; ++i) sizes.push_back({{"R", draw(rng, 1, 40)}, {"C", 4 * draw(rng, 1, 17)}});
   int by_classes = 0, runs = 0;
   for (const Case& c : cases)
@@ -559,6 +560,30 @@ TEST_CASE("CTA classes: TMA kernels, their box coordinates moving with blockIdx"
       if (used_classes(b.on)) ++by_classes;
     }
   CHECK(by_classes == runs);
+}
+
+TEST_CASE("CTA classes: a TMA box clipped by the tensor's edge keeps its CTA out of an interior class") {
+  // tma_pairs_whole: no bounds masks, so the last CTA of a row runs the
+  // interior CTAs' instructions with the same outcomes; its box alone
+  // reaches a column past x (the zero fill). x has a row more than y: were
+  // the last CTA taken into CTA (0,0,0)'s class, its box would be assumed
+  // to read the next row's first element, which is what pairs_next_ref
+  // adds (a wrong "equivalent"), and not pairs_ref's zero (a wrong
+  // difference).
+  for (const Sizes& s : std::vector<Sizes>{{}, {{"R", 8}, {"C", 60}}, {{"R", 24}, {"C", 120}}, {{"R", 8}, {"C", 180}}}) {
+    for (const auto& [spec, verdict] : std::vector<std::pair<const char*, Outcome>>{
+             {"tma_pairs_whole.json", Outcome::Equivalent}, {"tma_pairs_whole_flat.json", Outcome::NotEquivalent}}) {
+      const Both b = both(kCases / spec, s);
+      INFO(b.what);
+      check_agree(b);
+      CHECK(b.on.verdict == verdict);
+      CHECK(used_classes(b.on));
+      // The last column of CTAs stands apart from the others.
+      const auto opt = classes_of(b.on, "opt");
+      CHECK(opt.size() == 2);
+      for (const auto& k : opt) CHECK((k.low.x == k.high.x) == (k.representative.x != 0));
+    }
+  }
 }
 
 TEST_CASE("CTA classes: a TMA map operand that moves with blockIdx runs CTA by CTA") {

@@ -55,6 +55,12 @@ extern "C" __global__ void pairs_flat_ref(const float* x, float* y, int rows, in
   y[i] = x[i] + (i + 1 < rows * cols ? x[i + 1] : 0.0f);
 }
 
+// y[i] = x[i] + x[i + 1] for i < n, x holding at least n + 1 elements.
+extern "C" __global__ void pairs_next_ref(const float* x, float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + x[i + 1];
+}
+
 // y = 2 x by 8 x 16 tiles: the box at (16 blockIdx.x, 8 blockIdx.y), masked
 // stores. Correct at every R, C: an edge box is partly outside x, its
 // elements there read as zero and are not stored.
@@ -138,4 +144,17 @@ extern "C" __global__ void tma_scale_map_rows(const CUtensorMap* maps, float* y,
   load_box(tile, &bar, maps + blockIdx.y, col0, row0);
   const int r = threadIdx.x / 16, c = threadIdx.x % 16;
   if (row0 + r < rows && col0 + c < cols) y[(row0 + r) * cols + col0 + c] = 2.0f * tile[r][c];
+}
+
+// tma_pairs for whole tiles only (C a multiple of 15, R of 8): no bounds
+// masks, so the last CTA of a row runs the very instructions of the others,
+// with the same outcomes; only its box, which reaches one column past x,
+// tells it apart (its last column's neighbour is the zero fill).
+extern "C" __global__ void tma_pairs_whole(const __grid_constant__ CUtensorMap x_map, float* y, int cols) {
+  __shared__ alignas(128) float tile[8][16];
+  __shared__ alignas(8) unsigned long long bar;
+  const int col0 = blockIdx.x * 15, row0 = blockIdx.y * 8;
+  load_box(tile, &bar, &x_map, col0, row0);
+  const int r = threadIdx.x / 16, c = threadIdx.x % 16;
+  if (c < 15) y[(row0 + r) * cols + col0 + c] = tile[r][c] + tile[r][c + 1];
 }
