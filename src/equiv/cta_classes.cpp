@@ -30,10 +30,9 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
     k.fallback = "the kernel runs in clusters of CTAs";
     return k;
   }
-  if (has_tma(p)) {
-    k.fallback = "the kernel has TMA copies";
-    return k;
-  }
+  // TMA copies are in the log like any access (machine_affine.cpp,
+  // affine_tma): their coordinates move with the CTA index, their boxes
+  // clip alike in every member.
   // A grid whose index table would not fit is left to the CTA-by-CTA run
   // (which says how long it would take).
   if (total > (std::uint64_t(1) << 28)) {
@@ -107,7 +106,12 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
     }
     done += c.members.size();
     if constexpr (std::is_same<Domain, SymbolicDomain>::value) c.outputs = std::move(run.outputs);
-    c.touches = std::move(run.touches);
+    for (const auto& [name, ts] : run.touches) {
+      ClassTouches& ct = c.touches[name];
+      ct.elements = ts.size();
+      for (std::uint64_t e = 0; e < ts.size(); ++e)
+        if (ts[e].kinds) ct.touched.emplace_back(e, ts[e]);
+    }
     k.classes.push_back(std::move(c));
     if (limits.grid_progress) limits.grid_progress(done, total);
     // Classes of one CTA each: the translation found nothing to share, and
@@ -131,11 +135,11 @@ void spread(const Program& p, const Launch& l, KernelClasses& k,
   // The tensors some CTA writes: every touch of theirs, by which CTA.
   std::map<std::string, std::uint64_t> sizes;
   for (const CtaClass& c : k.classes)
-    for (const auto& [name, ts] : c.touches) sizes[name] = std::max<std::uint64_t>(sizes[name], ts.size());
+    for (const auto& [name, ts] : c.touches) sizes[name] = std::max<std::uint64_t>(sizes[name], ts.elements);
   std::map<std::string, bool> written;
   for (const CtaClass& c : k.classes)
     for (const auto& [name, ts] : c.touches)
-      for (const Touch& t : ts)
+      for (const auto& [e, t] : ts.touched)
         if (t.kinds & (Touch::kWrite | Touch::kAtomic)) {
           written[name] = true;
           break;
@@ -161,11 +165,6 @@ void spread(const Program& p, const Launch& l, KernelClasses& k,
       const CtaClass& c = k.classes[ci];
       auto ts = c.touches.find(name);
       if (ts == c.touches.end()) continue;
-      // The elements the representative touched (a CTA touches a tile of a
-      // tensor that may be a million elements long).
-      std::vector<std::uint64_t> touched;
-      for (std::uint64_t e = 0; e < ts->second.size(); ++e)
-        if (ts->second[e].kinds) touched.push_back(e);
       for (std::uint32_t mi = 0; mi < c.members.size(); ++mi) {
         if (mi % 256 == 255 && past(deadline)) {
           Diagnostic d;
@@ -178,8 +177,7 @@ void spread(const Program& p, const Launch& l, KernelClasses& k,
         const std::uint64_t who = linear(c.members[mi], l.grid) + 1;
         auto sh = c.shifts[mi].find(name);
         const std::int64_t s = sh == c.shifts[mi].end() ? 0 : sh->second;
-        for (const std::uint64_t e : touched) {
-          const Touch& t = ts->second[e];
+        for (const auto& [e, t] : ts->second.touched) {
           const std::int64_t to = std::int64_t(e) + s;
           if (to < 0 || std::uint64_t(to) >= n) {
             k.fallback = "internal: a class moves an access of " + name + " outside it";

@@ -19,10 +19,19 @@
 
 namespace tileverify::internal {
 
+// The elements of a global tensor of `elements` that a representative
+// touched, in order, with how. Kept sparse: a CTA touches a tile of a
+// tensor that may hold 16 M elements, and a class is kept while the other
+// kernel's classes run.
+struct ClassTouches {
+  std::uint64_t elements = 0;
+  std::vector<std::pair<std::uint64_t, Touch>> touched;
+};
+
 struct CtaClass {
   std::unique_ptr<CtaAffineLog> log;  // the representative's run: log->cta() is the representative
   std::map<std::string, std::vector<std::optional<Expr>>> outputs;  // the representative's
-  std::map<std::string, std::vector<Touch>> touches;                 // the representative's
+  std::map<std::string, ClassTouches> touches;                       // the representative's
   std::vector<Dim3> members;                                         // grid order; the representative first
   // Per member: how many elements each global tensor moves (element_shifts).
   std::vector<std::map<std::string, std::int64_t>> shifts;

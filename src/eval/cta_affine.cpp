@@ -238,11 +238,13 @@ bool CtaAffineLog::translates_to(const Dim3& c, std::string* why) const {
         break;
       }
       case Kind::Wrap: got = machine::wrap_int(x[0], in.type); break;
+      case Kind::TmaCoord: got = tma_side(x[0], x[1]); break;
     }
     if (got != want)
-      return no(k.pc, in.op == Opcode::Setp ? std::string("a comparison comes out otherwise")
-                                            : std::string("an integer operation (") + opcode_name(in.op) +
-                                                  ") gives another result");
+      return no(k.pc, in.op == Opcode::Setp        ? std::string("a comparison comes out otherwise")
+                      : k.kind == Kind::TmaCoord ? std::string("a TMA box is clipped by the tensor's bounds otherwise")
+                                                 : std::string("an integer operation (") + opcode_name(in.op) +
+                                                       ") gives another result");
   }
   return true;
 }

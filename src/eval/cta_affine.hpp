@@ -75,7 +75,17 @@ class CtaAffineLog {
     PtrCompare,  // apply_cmp(code[pc].cmp) on two offsets into one buffer (int64)
     WideProduct, // the product part of mad.wide / mul.wide at code[pc].type
     Wrap,        // wrap_int(x, code[pc].type): a load of an integer from memory
+    TmaCoord,    // tma_side(x[0], x[1]): a TMA box's coordinate against its dimension
   };
+  // A TMA box at coordinate x (as the register holds it) in a dimension of
+  // hi + 1 box positions wholly inside the tensor: kBoxInside when it lies
+  // wholly inside (0 <= x <= hi, and x an s32, as the copy reads it), else
+  // x itself. Two CTAs whose boxes give the same side clip them alike: both
+  // not at all, or at the same coordinate.
+  static constexpr std::int64_t kBoxInside = INT64_MIN;
+  static std::int64_t tma_side(std::int64_t x, std::int64_t hi) {
+    return x >= 0 && x <= hi && x <= INT32_MAX ? kBoxInside : x;
+  }
   void check(Kind k, std::uint32_t pc, std::size_t n, const std::int64_t* x, const std::uint32_t* l, std::int64_t r,
              std::uint32_t lr);
   // An access of `width` bytes at `byte` of buffer buf (its name, whether it

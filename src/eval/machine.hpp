@@ -747,6 +747,12 @@ class Machine {
   void affine_product(std::uint32_t t, const Instr& in, std::int64_t x, std::int64_t y, std::uint32_t la,
                       std::uint32_t lb, std::int64_t p, std::uint32_t* out);
   void affine_access(std::uint32_t t, const Addr& a, const Memory<V>& m, std::int64_t byte, std::size_t width);
+  // A TMA copy (coordinates from in.src[first], `stride` the tensor's byte
+  // strides) of the map at `map` to or from shared memory at `smem`: what
+  // must hold in another CTA, and how its global accesses move (0 when the
+  // log breaks).
+  std::uint32_t affine_tma(std::uint32_t t, const Instr& in, std::size_t first, const TensorMap& mp,
+                           const std::vector<std::uint64_t>& stride, const Addr& map, const Addr& smem);
   // Operands of an instruction that is no ALU operation or plain access
   // (a barrier, a shuffle, an atomic, ...): none may move with the CTA index,
   // except its addresses.
@@ -1099,10 +1105,12 @@ class Machine {
   void check_mbar(std::uint32_t t, Memory<V>& m, std::size_t c, std::uint32_t pc, const Mbar* published = nullptr);
   void tma(std::uint32_t t, const Instr& in);
   void tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_t tbuf, const std::vector<std::uint64_t>& stride,
-                    const std::vector<std::int64_t>& coord, const Addr& s, unsigned span, std::uint32_t ra);
+                    const std::vector<std::int64_t>& coord, const Addr& s, unsigned span, std::uint32_t ra,
+                    std::uint32_t gaff);
   void bulk_copy(std::uint32_t t, const Instr& in);
   void bulk_wait(std::uint32_t t, const Instr& in);
-  const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name);
+  const TensorMap& tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name,
+                                 Addr* at = nullptr);
   void async_proxy_fence(std::uint32_t t);
   // Deadlock reports: the line for threads blocked on barrier `bar` (an
   // mbarrier index; kNone: barrier.cluster.wait), and the threads they wait for.

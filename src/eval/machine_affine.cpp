@@ -198,9 +198,12 @@ template <class D>
 void Machine<D>::affine_operands(std::uint32_t t, const Instr& in) {
   // (ld and st are not here: their addresses are checked where they are
   // accessed, in cell, and stored values in store.)
+  // A TMA copy's coordinates may move: tma() records what that needs (affine_tma).
+  const bool tma = in.op == Opcode::TmaLoad || in.op == Opcode::TmaStore;
+  const std::size_t coords = tma ? (in.op == Opcode::TmaLoad ? 3 : 2) : in.src.size();
   for (std::size_t i = 0; i < in.src.size(); ++i) {
     const Operand& o = in.src[i];
-    if (o.kind != Operand::Kind::Reg) continue;
+    if (o.kind != Operand::Kind::Reg || (i >= coords && i < coords + in.mode)) continue;
     const Val<V>& v = reg(t, o.index);
     if (in.op == Opcode::Atom && i == 0 && v.kind == VKind::Ptr && mem_[v.buf].space == Space::Global) {
       affine_break(t, "an atomic on global memory (CTA classes do not merge atomics across CTAs)");
@@ -212,6 +215,44 @@ void Machine<D>::affine_operands(std::uint32_t t, const Instr& in) {
       return;
     }
   }
+}
+
+template <class D>
+std::uint32_t Machine<D>::affine_tma(std::uint32_t t, const Instr& in, std::size_t first, const TensorMap& mp,
+                                     const std::vector<std::uint64_t>& stride, const Addr& map, const Addr& smem) {
+  // The map must be the same one in every CTA of the class (a map chosen
+  // from an array by the CTA index is another tensor's, or another box), and
+  // the shared side of the copy, with its swizzle, must not move at all.
+  if (map.aff != 0) {
+    affine_break(t, "the tensor map of a TMA copy depends on the CTA index");
+    return 0;
+  }
+  if (smem.aff != 0) {
+    affine_break(t, "the shared-memory address of a TMA copy depends on the CTA index");
+    return 0;
+  }
+  CtaAffineLog& log = *aff_;
+  const std::uint32_t pc = pc_[t];
+  std::uint32_t move = 0;
+  for (std::size_t d = 0; d < in.mode; ++d) {
+    const Val<V> v = operand(t, in.src[first + d]);
+    if (v.aff == 0) continue;
+    // In another CTA the box must be clipped by the tensor's bounds as here
+    // (the same elements read as the OOB fill, the same ones skipped by a
+    // store): wholly inside there too, or at this very coordinate.
+    const std::int64_t hi = std::int64_t(mp.dims[d]) - std::int64_t(mp.box[d]);
+    const std::int64_t x[2] = {v.i, hi};
+    const std::uint32_t l[2] = {v.aff, 0};
+    log.check(CtaAffineLog::Kind::TmaCoord, pc, 2, x, l, CtaAffineLog::tma_side(v.i, hi), 0);
+    // Each element of the box moves by stride[d] bytes per step of the
+    // coordinate: the copy's global accesses move by the sum over dims.
+    std::uint32_t part = 0;
+    if (log.broken() || !log.scale(v.aff, std::int64_t(stride[d]), &part) || !log.add(move, part, &move)) {
+      aff_ = nullptr;
+      return 0;
+    }
+  }
+  return move;
 }
 
 template class Machine<SymbolicDomain>;

@@ -48,8 +48,10 @@ void next_box_index(const TensorMap& mp, std::vector<std::uint32_t>& idx) {
 // The tensor map an operand [map, ..] names: the parameter's address (or a
 // register holding it). *tensor_buf: the memory of its tensor.
 template <class D>
-const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name) {
+const TensorMap& Machine<D>::tensor_map_of(std::uint32_t t, const Operand& o, std::uint32_t* tensor_buf, std::string* name,
+                                           Addr* at) {
   const Addr a = address(t, o);
+  if (at) *at = a;
   for (std::uint32_t i = 0; i < map_desc_buf_.size(); ++i)
     if (map_desc_buf_[i] == a.buf) {
       if (a.offset != 0)
@@ -108,7 +110,8 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
   const std::size_t first = load ? 3 : 2;  // the first coordinate
   std::uint32_t tbuf = kNone;
   std::string pname;
-  const TensorMap& mp = tensor_map_of(t, map_op, &tbuf, &pname);
+  Addr map_at{kNone, 0};
+  const TensorMap& mp = tensor_map_of(t, map_op, &tbuf, &pname, &map_at);
   if (mp.dims.size() != dims)
     bad_launch("the " + std::to_string(dims) + "-d TMA at " + in.loc.with_source() + " uses the tensor map '" + pname +
                "', which has " + std::to_string(mp.dims.size()) + " dimensions");
@@ -236,6 +239,9 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       stride[d] = stride[d - 1] * mp.dims[d - 1];
     }
   }
+  // In a run for CTA classes: how the box's global accesses move with the
+  // CTA index (the coordinates' moves, per dimension times its stride).
+  const std::uint32_t gaff = aff_ ? affine_tma(t, in, first, mp, stride, map_at, s) : 0;
   std::uint64_t total = 1;
   for (std::size_t d = 0; d < dims; ++d) total *= mp.box[d];
   if (load) {
@@ -243,7 +249,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       // One agent per destination: each CTA's copy completes on its own barrier.
       const std::uint32_t agent = new_agent(t, true);
       if (ncta_ > 1 && buf_rank_[dbuf] != rank(t)) record_remote(agent, buf_rank_[dbuf], pc);
-      tma_load_box(t, mp, tbuf, stride, coord, Addr{dbuf, s.offset}, span, agent);
+      tma_load_box(t, mp, tbuf, stride, coord, Addr{dbuf, s.offset}, span, agent, gaff);
       // The complete-tx counts every byte of the box, the filled ones too.
       mbar_complete_tx(agent, mbars_[bar], bar, std::int64_t(total * esize));
     }
@@ -270,7 +276,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
       } else {
         v = make_cell(join(Reader{t, std::size_t(esize), "TMA read", sm.byte_of(sc)}, sm, sc, esize), make_tag(pc));
       }
-      const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte)}, 0, esize, true);
+      const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte), gaff}, 0, esize, true);
       check_writable(t, tm);
       const std::size_t kg = std::max<std::size_t>(1, esize >> tm.gshift);
       if (kg == 1) {
@@ -297,7 +303,7 @@ void Machine<D>::tma(std::uint32_t t, const Instr& in) {
 template <class D>
 void Machine<D>::tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_t tbuf,
                               const std::vector<std::uint64_t>& stride, const std::vector<std::int64_t>& coord,
-                              const Addr& s, unsigned span, std::uint32_t ra) {
+                              const Addr& s, unsigned span, std::uint32_t ra, std::uint32_t gaff) {
   Memory<V>& tm = mem_[tbuf];
   Memory<V>& sm = mem_[s.buf];
   const std::size_t dims = coord.size();
@@ -313,7 +319,7 @@ void Machine<D>::tma_load_box(std::uint32_t t, const TensorMap& mp, std::uint32_
     const std::size_t sc = cell(t, Addr{s.buf, sbyte}, 0, esize, true);
     Cell<V> v = make_cell(int_val(0), make_tag(pc));  // the OOB fill: zero bits are 0 in every format
     if (inside) {
-      const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte)}, 0, esize, false);
+      const std::size_t gc = cell(t, Addr{tbuf, std::int64_t(gbyte), gaff}, 0, esize, false);
       agent_access(ra, tm, gc, false, false);
       const Val<V>& x = read_cell(tm, gc);
       if (x.kind == VKind::Undef) {

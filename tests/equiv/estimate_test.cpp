@@ -27,36 +27,38 @@ tileverify::Spec load(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("estimate: a class per kernel where it has them, CTA by CTA beside TMA, runs x the first run") {
-  // scale_half: 4 CTAs, one class; scale_rows_struct: TMA, 2 CTAs by grid.
-  const CheckEstimate e = tileverify::estimate_equivalence(load(kCases / "cta_classes" / "mixed_tma_ok.json"));
+  // scale_ref: 5 CTAs, one class; tma_scale_map_rows: 3 x 2 CTAs by grid,
+  // its TMA's tensor map picked by blockIdx.y from an array.
+  const CheckEstimate e = tileverify::estimate_equivalence(load(kCases / "cta_classes" / "tma_map_rows.json"));
   INFO(e.text());
   REQUIRE(e.error.empty());
   REQUIRE(e.kernels.size() == 2);
   const KernelEstimate& ref = e.kernels[0];
   const KernelEstimate& opt = e.kernels[1];
-  CHECK(ref.ctas == 4);
+  const std::string why = "the tensor map of a TMA copy depends on the CTA index";
+  CHECK(ref.ctas == 5);
   CHECK(ref.classes == 1);
   CHECK(ref.runs == 1);
   CHECK(ref.by_grid.empty());
-  CHECK(opt.ctas == 2);
+  CHECK(opt.ctas == 6);
   CHECK(opt.classes == 0);
-  CHECK(opt.runs == 2);
-  CHECK(opt.by_grid == "the kernel has TMA copies");
+  CHECK(opt.runs == 6);
+  CHECK(opt.by_grid.find(why) != std::string::npos);
   CHECK(ref.finished);
   CHECK(opt.finished);
   CHECK(ref.first_bytes > 0);
-  CHECK(e.run_seconds == doctest::Approx(ref.first_seconds + 2 * opt.first_seconds));
-  CHECK(e.memory_bytes == ref.first_bytes + 2 * opt.first_bytes);
+  CHECK(e.run_seconds == doctest::Approx(ref.first_seconds + 6 * opt.first_seconds));
+  CHECK(e.memory_bytes == ref.first_bytes + 6 * opt.first_bytes);
   CHECK(e.text().find("ESTIMATE") == 0);
-  CHECK(e.json().find("\"by_grid\": \"the kernel has TMA copies\"") != std::string::npos);
+  CHECK(e.json().find(why) != std::string::npos);
 }
 
 TEST_CASE("estimate: without classes every CTA is a run; both kernels with classes give the comparisons") {
   tileverify::DecideLimits off;
   off.cta_classes = false;
-  const CheckEstimate each = tileverify::estimate_equivalence(load(kCases / "cta_classes" / "mixed_tma_ok.json"), off);
+  const CheckEstimate each = tileverify::estimate_equivalence(load(kCases / "cta_classes" / "tma_map_rows.json"), off);
   REQUIRE(each.error.empty());
-  CHECK(each.kernels[0].runs == 4);
+  CHECK(each.kernels[0].runs == 5);
   CHECK(each.kernels[0].by_grid == "--no-symmetry");
   // Two kernels with classes: the comparisons after renaming are counted.
   const CheckEstimate both = tileverify::estimate_equivalence(load(kCases / "structs" / "scale.json"));
