@@ -16,8 +16,10 @@
 # of TARGET_FACTOR (default 3) times the target, at least 60 s, and
 # --max-memory MAXMEM (default 6G: the target is 4 GB, and the check must
 # not take a shared machine's memory), so that the script ends. A row that
-# runs out says so in its verdict: unknown (time limit) or unknown (memory
-# limit); that is the row's result, not a failure of the script.
+# runs out says which limit ended it in its verdict: unknown (time limit),
+# (memory limit) or (would take: the whole grid would run past the time
+# limit, said after its first CTAs), with the reason on stderr; that is the
+# row's result, not a failure of the script.
 set -u
 cli=${1:-build/src/tileverify}
 quick=${2:-}
@@ -41,7 +43,7 @@ text = sys.stdin.read()
 tail = [l.split() for l in text.splitlines() if l.startswith("TIME ")]
 wall, user, sys_, kb = tail[-1][1:5] if tail else ("?", "0", "0", "0")
 try:
-    j = json.loads(text[:text.rfind("}") + 1])
+    j = json.loads(text[text.find("{"):text.rfind("}") + 1])
     verdict = j.get("verdict", "?")
 except ValueError:
     j, verdict = {}, "no report"
