@@ -517,14 +517,19 @@ std::string range(std::vector<double> v, std::string (*f)(double)) {
 
 std::string mib(double kib) { return fmt("%.0f", kib / 1024); }
 
+// Issue 33's target for a per-CTA check: at most this many times the
+// concrete floor (total / concrete, the table's *ratio*).
+constexpr double kTargetRatio = 3.0;
+
 // One family's summary: time and ratio ranges, split into pairs that verify
 // (the whole decision runs) and pairs that are refuted or unsafe (it stops early).
 std::string summary(const std::vector<const Measured*>& rows, const Family* fam) {
   std::vector<double> eq_t, eq_r, other_t, rss, vs_volta;
-  std::size_t ok = 0;
+  std::size_t ok = 0, within = 0;
   for (const Measured* m : rows) {
     ok += m->matches();
     double t = m->num("total");
+    within += t <= kTargetRatio * m->num("floor");
     (m->get("verdict") == "equivalent" ? eq_t : other_t).push_back(t);
     if (m->get("verdict") == "equivalent") eq_r.push_back(t / m->num("floor"));
     rss.push_back(m->peak_kib());
@@ -536,6 +541,8 @@ std::string summary(const std::vector<const Measured*>& rows, const Family* fam)
   if (!eq_t.empty())
     os << " Equivalent: " << range(eq_t, secs) << " s, " << range(eq_r, ratio) << " the concrete floor.";
   if (!other_t.empty()) os << " Refuted or unsafe: " << range(other_t, secs) << " s.";
+  os << " Within " << ratio(kTargetRatio) << " the concrete floor (issue 33's target): " << within << " of "
+     << rows.size() << ".";
   os << " Peak RSS " << range(rss, mib) << " MiB.";
   if (fam) os << " " << fam->volta;
   std::string vs = range(vs_volta, ratio);

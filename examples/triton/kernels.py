@@ -222,6 +222,41 @@ def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
     c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
 
 
+@triton.jit
+def matmul_grouped(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                   DROP: tl.constexpr):
+    # Triton's matmul tutorial, written anew: a 1D grid walked in groups of
+    # GROUP_M rows of tiles (pid runs down a group's column of tiles, then
+    # to the next column), so that programs running together share tiles of
+    # A and B in L2. Masked loads and stores (any M, N, K at run time). Built
+    # at the tutorial's sm_90 configuration, 128 x 256 x 64, 8 warps, 3
+    # stages: wgmma.m64n256k16 from cp.async-filled shared memory. DROP > 0
+    # is the broken variant: the K loop stops that many blocks early.
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (pid // per_group) * GROUP_M
+    rows = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % rows
+    pid_n = (pid % per_group) // rows
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K) - DROP):
+        left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
 # ---------------------------------------------------------------- attention with its log-sum-exp
 # As Triton's fused-attention tutorial writes its forward pass: besides O it
 # stores M = m_i + log2(l_i) per query row (the row's log-sum-exp in base 2,
