@@ -562,7 +562,8 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
 template <class D>
 Shadow Machine<D>::copy_shadow(const Shadow& s) {
   Shadow x = s;
-  for (const auto& [from, to] : {std::make_pair(s.reads.set, &x.reads.set), std::make_pair(s.atomics.set, &x.atomics.set)}) {
+  for (const auto& [from, to] :
+       {std::make_pair(s.reads.set, &x.reads.set), std::make_pair(s.atomics.set, &x.atomics.set)}) {
     if (from < 0) continue;
     *to = new_read_set();
     read_sets_[std::size_t(*to)] = read_sets_[std::size_t(from)];
