@@ -16,6 +16,30 @@
 
 namespace tileverify::internal {
 
+namespace {
+
+// Whether a race check of p's runs can depend on values only through
+// same-value writes (which the runs note): no atomic whose commuting
+// depends on its operands (exch, inc, dec, cas; a cas also compares the
+// element's value), and the vector clocks used for the race check alone.
+// The asynchronous operations (mbarriers, bulk copies, wgmma's proxy rule,
+// timers in retry loops, proxy fences) read them for what a wait sees or
+// which phase an arrival counts in too, so a run of such a kernel without
+// the race check is not the same run.
+bool races_by_trace(const Program& p) {
+  return std::all_of(p.code.begin(), p.code.end(), [](const Instr& in) {
+    if (in.op == Opcode::Fence)
+      return in.mode == std::uint8_t(FenceKind::Plain) || in.mode == std::uint8_t(FenceKind::SetMaxNReg);
+    if (in.op == Opcode::Atom) {
+      const AtomOp op = AtomOp(in.mode);
+      return op != AtomOp::Exch && op != AtomOp::Inc && op != AtomOp::Dec && op != AtomOp::Cas;
+    }
+    return in.op < Opcode::Fence || in.op == Opcode::ElectSync || in.op == Opcode::Unsupported;
+  });
+}
+
+}  // namespace
+
 std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const DecideLimits* limits, std::string* why) {
   Report r;
   r.verdict = limits ? Outcome::Equivalent : Outcome::Ok;
@@ -117,6 +141,11 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     Launch l = launches[k];
     l.cta = cl.log->cta();
     RunOptions o = run_options(run);
+    // The classification ran this CTA with the race check (concretely in a
+    // shard) and found no race. When none of its race checks compared
+    // values, this run's would decide each one alike (docs/evaluator.md,
+    // "One race check for both domains"): that verdict stands for both.
+    if (!sharded || (!cl.same_value_writes && races_by_trace(programs[k]))) o.check_races = false;
     auto res = run_program(programs[k], l, dom, o);
     r.stats.eval_seconds += since(t0);
     if (!res.diagnostics.empty()) {

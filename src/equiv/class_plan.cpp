@@ -33,7 +33,21 @@ std::optional<Plan> plan(const KernelClasses& a, const KernelClasses& b,
   for (const auto& kv : a.covers) names.insert(kv.first);
   for (const auto& kv : b.covers) names.insert(kv.first);
   static const std::vector<Cover> kNone;
+  // Every member's shift of each of p.tensors, found once: per element
+  // each lookup was a search of a map by tensor name (a 1024^3 GEMM has a
+  // million elements and three tensors).
+  using Shifts = std::vector<std::vector<std::optional<std::int64_t>>>;  // [class][member * tensors + i]
+  auto shifts = [&](const KernelClasses& k) {
+    Shifts s(k.classes.size());
+    for (std::size_t c = 0; c < k.classes.size(); ++c)
+      for (std::size_t m = 0; m < k.classes[c].members.size(); ++m)
+        for (const std::string& t : p.tensors) s[c].push_back(shift_of(k, Cover{std::uint32_t(c), std::uint32_t(m), 0}, t));
+    return s;
+  };
+  const Shifts sa_of = shifts(a), sb_of = shifts(b);
+  const std::size_t nt = p.tensors.size();
   std::string key;
+  std::vector<std::int64_t> d;
   for (const std::string& name : names) {
     const auto xi = a.covers.find(name), yi = b.covers.find(name);
     const std::vector<Cover>& xs = xi == a.covers.end() ? kNone : xi->second;
@@ -48,8 +62,7 @@ std::optional<Plan> plan(const KernelClasses& a, const KernelClasses& b,
         continue;
       }
       ++p.elements;
-      Comparison o{name, e, 0, ca, cb, {}};
-      o.d.reserve(p.tensors.size());
+      d.clear();
       key.assign(name);
       key.push_back('\0');
       auto put = [&](std::uint64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
@@ -57,13 +70,18 @@ std::optional<Plan> plan(const KernelClasses& a, const KernelClasses& b,
       put(ca.elem);
       put(cb.cls);
       put(cb.elem);
-      for (const std::string& t : p.tensors) {
-        const std::optional<std::int64_t> sa = shift_of(a, ca, t), sb = shift_of(b, cb, t);
-        o.d.push_back(sa && sb ? *sa - *sb : 0);  // a tensor only one side reads: any shift of the other's
-        put(std::uint64_t(o.d.back()));
+      for (std::size_t i = 0; i < nt; ++i) {
+        const std::optional<std::int64_t>& sa = sa_of[ca.cls][ca.member * nt + i];
+        const std::optional<std::int64_t>& sb = sb_of[cb.cls][cb.member * nt + i];
+        d.push_back(sa && sb ? *sa - *sb : 0);  // a tensor only one side reads: any shift of the other's
+        put(std::uint64_t(d.back()));
       }
-      auto [it, fresh] = index.emplace(key, p.comparisons.size());
-      if (fresh) p.comparisons.push_back(std::move(o));
+      // Nearly every element repeats a comparison: look it up before making one.
+      auto it = index.find(key);
+      if (it == index.end()) {
+        it = index.emplace(key, p.comparisons.size()).first;
+        p.comparisons.push_back(Comparison{name, e, 0, ca, cb, d});
+      }
       ++p.comparisons[it->second].elements;
     }
   }

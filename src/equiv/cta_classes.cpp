@@ -67,6 +67,8 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
     k.stats.thread_instructions += run.stats.thread_instructions;
     k.stats.block_syncs += run.stats.block_syncs;
     k.stats.warp_syncs += run.stats.warp_syncs;
+    for (const Diagnostic& d : run.notes)
+      c.same_value_writes = c.same_value_writes || d.kind == DiagKind::SameValueWrite;
     for (Diagnostic d : run.notes) {
       bool again = false;
       for (const Diagnostic& n : k.notes)

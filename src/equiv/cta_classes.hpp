@@ -35,6 +35,10 @@ struct CtaClass {
   std::vector<Dim3> members;                                         // grid order; the representative first
   // Per member: how many elements each global tensor moves (element_shifts).
   std::vector<std::map<std::string, std::int64_t>> shifts;
+  // Whether the representative's run wrote the same value twice without
+  // synchronization (a SameValueWrite note): a race check that compared
+  // values (class_check).
+  bool same_value_writes = false;
 };
 
 // Which CTA of which class writes an element of an output: the element is

@@ -525,7 +525,8 @@ class Machine {
   template <class F>
   void for_unordered(const Epochs& e, std::uint32_t t, F f);
   void clear_epochs(Epochs& e);
-  std::int32_t new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set);
+  std::int32_t new_read_set();
+  static void set_epoch(std::vector<ReadEpoch>& set, std::uint32_t u, std::uint32_t clock, std::uint32_t pc);
   template <class F>
   void for_unordered_writes(const Shadow& s, std::uint32_t t, F f);
   void check_pending(std::uint32_t t, Memory<V>& m, std::size_t c, Access kind, std::uint32_t pc);
@@ -1250,7 +1251,7 @@ class Machine {
   // clock of its last access to that CTA's shared memory from outside it,
   // and the access's pc; checked against the CTA's exit (check_remote_exits).
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> remote_;
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> read_sets_;  // (clock + 1, pc) per thread
+  std::vector<std::vector<ReadEpoch>> read_sets_;  // Epochs::set: sorted by column
   std::vector<std::int32_t> free_sets_;
   std::vector<std::vector<WriteEpoch>> write_sets_;  // Shadow::w_more
   std::vector<std::vector<AtomicEpoch>> atomic_kinds_;  // Shadow::kinds

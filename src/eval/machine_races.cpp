@@ -57,22 +57,41 @@ bool Machine<D>::ordered(std::uint32_t t, std::uint32_t u, std::uint32_t clock) 
   return u == t || vc_[std::size_t(t) * w_ + u] > clock;
 }
 
+// Column u's entry of a read set becomes (clock, pc). The threads of a
+// round-robin run reach a cell in increasing order, so the entry is nearly
+// always the last one or goes after it.
+template <class D>
+void Machine<D>::set_epoch(std::vector<ReadEpoch>& set, std::uint32_t u, std::uint32_t clock, std::uint32_t pc) {
+  if (set.empty() || set.back().thread < u) {
+    set.push_back(ReadEpoch{u, clock, pc});
+    return;
+  }
+  auto it = set.end() - 1;
+  if (it->thread != u)
+    it = std::lower_bound(set.begin(), set.end(), u, [](const ReadEpoch& x, std::uint32_t v) { return x.thread < v; });
+  if (it->thread == u) {
+    it->clock = clock;
+    it->pc = pc;
+    return;
+  }
+  set.insert(it, ReadEpoch{u, clock, pc});
+}
+
 template <class D>
 void Machine<D>::add_epoch(Epochs& e, std::uint32_t t, std::uint32_t pc) {
   std::uint32_t clock = vc_[std::size_t(t) * w_ + t];
   if (e.set >= 0) {
-    auto& set = read_sets_[std::size_t(e.set)];
-    if (set.size() < w_) set.resize(w_, {0, 0});  // agents were added since it was made
-    set[t] = {clock + 1, pc};
+    set_epoch(read_sets_[std::size_t(e.set)], t, clock, pc);
   } else if (e.thread == kNone || ordered(t, e.thread, e.clock)) {
     e.thread = t;
     e.clock = clock;
     e.pc = pc;
   } else {  // two unordered accesses: keep both
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(w_, {0, 0});
-    set[e.thread] = {e.clock + 1, e.pc};
-    set[t] = {clock + 1, pc};
-    e.set = new_read_set(std::move(set));
+    const std::int32_t k = new_read_set();
+    std::vector<ReadEpoch>& set = read_sets_[std::size_t(k)];
+    set_epoch(set, e.thread, e.clock, e.pc);
+    set_epoch(set, t, clock, pc);
+    e.set = k;
   }
 }
 
@@ -81,9 +100,8 @@ template <class D>
 template <class F>
 void Machine<D>::for_unordered(const Epochs& e, std::uint32_t t, F f) {
   if (e.set >= 0) {
-    const auto& set = read_sets_[std::size_t(e.set)];
-    for (std::uint32_t u = 0; u < set.size(); ++u)
-      if (set[u].first != 0 && !ordered(t, u, set[u].first - 1)) f(u, set[u].second);
+    for (const ReadEpoch& x : read_sets_[std::size_t(e.set)])
+      if (!ordered(t, x.thread, x.clock)) f(x.thread, x.pc);
   } else if (e.thread != kNone && !ordered(t, e.thread, e.clock)) {
     f(e.thread, e.pc);
   }
@@ -96,15 +114,17 @@ void Machine<D>::clear_epochs(Epochs& e) {
   e.thread = kNone;
 }
 
+// An empty read set: a freed one keeps its capacity, so a cell that
+// widens again in every phase of a loop allocates once.
 template <class D>
-std::int32_t Machine<D>::new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>&& set) {
+std::int32_t Machine<D>::new_read_set() {
   if (!free_sets_.empty()) {
     std::int32_t k = free_sets_.back();
     free_sets_.pop_back();
-    read_sets_[std::size_t(k)] = std::move(set);
+    read_sets_[std::size_t(k)].clear();
     return k;
   }
-  read_sets_.push_back(std::move(set));
+  read_sets_.emplace_back();
   return std::int32_t(read_sets_.size() - 1);
 }
 
@@ -500,9 +520,8 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
   });
   auto each_unordered = [&](const Epochs& e, Access other) {
     if (e.set >= 0) {
-      const auto& set = read_sets_[std::size_t(e.set)];
-      for (std::uint32_t u = 0; u < set.size(); ++u)
-        if (set[u].first != 0 && !is_ordered(u, set[u].first - 1)) race(t, m, c, u, set[u].second, other, kind, pc);
+      for (const ReadEpoch& x : read_sets_[std::size_t(e.set)])
+        if (!is_ordered(x.thread, x.clock)) race(t, m, c, x.thread, x.pc, other, kind, pc);
     } else if (e.thread != kNone && !is_ordered(e.thread, e.clock)) {
       race(t, m, c, e.thread, e.pc, other, kind, pc);
     }
@@ -525,18 +544,17 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
   }
   Epochs& e = s.reads;
   if (e.set >= 0) {
-    auto& set = read_sets_[std::size_t(e.set)];
-    if (set.size() < w_) set.resize(w_, {0, 0});
-    set[a] = {1, pc};
+    set_epoch(read_sets_[std::size_t(e.set)], a, 0, pc);
   } else if (e.thread == kNone || is_ordered(e.thread, e.clock)) {
     e.thread = a;
     e.clock = 0;
     e.pc = pc;
   } else {
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> set(w_, {0, 0});
-    set[e.thread] = {e.clock + 1, e.pc};
-    set[a] = {1, pc};
-    e.set = new_read_set(std::move(set));
+    const std::int32_t k = new_read_set();
+    std::vector<ReadEpoch>& set = read_sets_[std::size_t(k)];
+    set_epoch(set, e.thread, e.clock, e.pc);
+    set_epoch(set, a, 0, pc);
+    e.set = k;
   }
 }
 
@@ -545,9 +563,12 @@ void Machine<D>::agent_access(std::uint32_t a, Memory<V>& m, std::size_t c, bool
 template <class D>
 Shadow Machine<D>::copy_shadow(const Shadow& s) {
   Shadow x = s;
-  if (s.reads.set >= 0) x.reads.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.reads.set)]));
-  if (s.atomics.set >= 0)
-    x.atomics.set = new_read_set(std::vector<std::pair<std::uint32_t, std::uint32_t>>(read_sets_[std::size_t(s.atomics.set)]));
+  for (const auto& [from, to] :
+       {std::make_pair(s.reads.set, &x.reads.set), std::make_pair(s.atomics.set, &x.atomics.set)}) {
+    if (from < 0) continue;
+    *to = new_read_set();
+    read_sets_[std::size_t(*to)] = read_sets_[std::size_t(from)];
+  }
   if (s.kinds >= 0) {
     std::vector<AtomicEpoch> kinds = atomic_kinds_[std::size_t(s.kinds)];
     if (!free_kinds_.empty()) {

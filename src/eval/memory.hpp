@@ -113,6 +113,16 @@ struct WriteEpoch {
   std::uint32_t thread, clock, pc;
 };
 
+// One column's entry in a read set (Epochs::set): the latest access of a
+// thread or an agent, at its own clock. A set holds only the columns that
+// accessed the cell, sorted by column: a cell of a tile is read by a few
+// dozen of a CTA's threads between two writes, and a dense vector clock per
+// such cell (8 KB for 1024 threads) made the sets most of a GEMM run's
+// memory traffic.
+struct ReadEpoch {
+  std::uint32_t thread, clock, pc;
+};
+
 // AgentRead / AgentWrite: an asynchronous copy's (TMA, cp.async.bulk)
 // access, made by its agent (machine_async.cpp); reports name the copy.
 enum class Access : std::uint8_t { Read, Write, Atomic, AsyncWrite, AgentRead, AgentWrite };

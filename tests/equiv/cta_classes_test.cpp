@@ -205,6 +205,68 @@ TEST_CASE("CTA classes: the verdict at random sizes is the verdict CTA by CTA") 
   CHECK(verdicts["race"] >= 5);
 }
 
+// A sharded check finds the classes from concrete runs and skips the race
+// check in its symbolic runs of the representatives where the concrete
+// one stands for it (class_check.cpp; docs/evaluator.md, "One race check
+// for both domains"): the shards together must give the whole check's
+// verdict, races found only by a symbolic run included.
+TEST_CASE("CTA classes: the shards of a check together give its verdict") {
+  std::mt19937 rng(20261129);
+  const fs::path sized = kExamples / "sized", grid = kExamples / "grid", scaling = kExamples / "scaling";
+  // How serious a verdict is: the most serious of the shards' is the check's.
+  auto rank = [](Outcome o) {
+    switch (o) {
+      case Outcome::Equivalent: return 0;
+      case Outcome::Unknown:
+      case Outcome::Unsupported: return 1;
+      case Outcome::NotEquivalent: return 2;
+      default: return 3;  // race, deadlock, out of bounds, ...
+    }
+  };
+  const std::vector<std::pair<fs::path, std::function<Sizes(std::mt19937&)>>> families = {
+      {scaling / "smem32.sizes.json", [](std::mt19937& r) { return gemm_sizes(r, 80); }},
+      {scaling / "reg64.sizes.json", [](std::mt19937& r) { return gemm_sizes(r, 80); }},
+      {grid / "edge_drop.sizes.json", [](std::mt19937& r) { return gemm_sizes(r, 40); }},
+      {grid / "cta7.sizes.json", [](std::mt19937& r) { return gemm_sizes(r, 48); }},
+      {grid / "overlap.sizes.json", [](std::mt19937& r) { return gemm_sizes(r, 40, 2); }},
+      {sized / "softmax_rows.sizes.json",
+       [](std::mt19937& r) { return Sizes{{"M", draw(r, 1, 40)}, {"N", draw(r, 1, 300)}}; }},
+  };
+  std::map<int, int> seen;
+  auto agree = [&](const Spec& spec, const std::string& what) {
+    const Report whole = run(spec, true);
+    int worst = -1;
+    Outcome worst_verdict = Outcome::Equivalent;
+    std::string shards;
+    for (unsigned i = 0; i < 3; ++i) {
+      tileverify::DecideLimits limits;
+      limits.timeout_seconds = 120;
+      limits.shard_index = i;
+      limits.shard_count = 3;
+      const Report r = tileverify::check_equivalence(spec, limits);
+      shards += " " + verdict_text(r);
+      if (rank(r.verdict) > worst) {
+        worst = rank(r.verdict);
+        worst_verdict = r.verdict;
+      }
+    }
+    INFO(what << ": whole " << verdict_text(whole) << ", shards" << shards);
+    CHECK(worst == rank(whole.verdict));
+    if (worst == 3) CHECK(worst_verdict == whole.verdict);
+    ++seen[rank(whole.verdict)];
+  };
+  for (const auto& [path, random] : families)
+    for (int i = 0; i < 4; ++i) {
+      const Sizes sizes = random(rng);
+      agree(load(path, sizes), path.filename().string() + " at " + sizes_text(sizes));
+    }
+  agree(load(fs::path(TILEVERIFY_TEST_DIR) / "cases" / "benign" / "concrete_same.json"), "concrete_same.json");
+  // Equivalent, not equivalent and unsafe grids all among them.
+  CHECK(seen[0] >= 5);
+  CHECK(seen[2] >= 2);
+  CHECK(seen[3] >= 2);
+}
+
 TEST_CASE("CTA classes: the grid soundness kernels at their sizes and at others") {
   const fs::path grid = kExamples / "grid";
   // The right-edge CTAs drop their partial tile: wrong whenever N is not a multiple of 16.

@@ -337,3 +337,34 @@ TEST_CASE("spec cases: the report prints the note; strict, fpsan and whole-grid 
   REQUIRE(!grid_strict.diagnostics.empty());
   CHECK(grid_strict.diagnostics[0].detail.find("same value") != std::string::npos);
 }
+
+// A sharded check finds CTA classes from concrete runs, and its symbolic
+// runs of the representatives skip the race check when the concrete run's
+// could not have depended on values (class_check.cpp). Here the concrete
+// run sees the same float (5) stored by every thread and notes it, while
+// the symbolic values differ: the symbolic run must keep its race check
+// and report the race, in the shard that runs it as in the whole check.
+TEST_CASE("same-value writes only the concrete domain sees: a race in a sharded check too") {
+  const Spec spec = spec_of("concrete_same.json");
+  Report whole = check_equivalence(spec);
+  INFO(whole.text());
+  CHECK(whole.verdict == Outcome::Race);
+  // One comparison (every CTA's y element renames CTA (0,0,0)'s): shard 0
+  // of 2 has it and runs both representatives.
+  DecideLimits limits;
+  limits.shard_index = 0;
+  limits.shard_count = 2;
+  Report r = check_equivalence(spec, limits);
+  INFO(r.text());
+  CHECK(r.verdict == Outcome::Race);
+  REQUIRE(!r.diagnostics.empty());
+  CHECK(r.diagnostics[0].message.find("data race on 4 bytes at global y+0") != std::string::npos);
+  // The concrete run alone (the classification's) calls it a same-value write.
+  auto loaded = load_kernel(*spec.opt);
+  REQUIRE(loaded.program.has_value());
+  ConcreteDomain concrete;
+  auto run = run_program(*loaded.program, launch_of(spec, *spec.opt), concrete);
+  CHECK(run.ok());
+  REQUIRE(!run.notes.empty());
+  CHECK(run.notes[0].kind == DiagKind::SameValueWrite);
+}
