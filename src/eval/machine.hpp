@@ -769,7 +769,9 @@ class Machine {
   void materialize(Val<V>& v);
   void set_framed(std::uint32_t t, std::uint32_t r, std::uint32_t h, std::uint32_t sid);
   // The shift under which sources x (n of them) are entry e's sources; false: they are not.
-  bool match_entry(const ShadowEntry& e, const Framed* x, std::size_t n, std::uint32_t hint, std::uint32_t* sid);
+  // frame: hint is the frame of the chain being followed, taken whenever it fits.
+  bool match_entry(const ShadowEntry& e, const Framed* x, std::size_t n, std::uint32_t hint, std::uint32_t* sid,
+                   bool frame = false);
   // x in the frame of shift sid (base[i]: the handle whose renaming by sid is x[i]); false: some is not.
   bool rebase(const Framed* x, std::size_t n, std::uint32_t sid, std::uint32_t* base);
   // The entry of thread t's visit of pc (null: none yet), counting the visit; *id: where it is or goes.
@@ -791,6 +793,7 @@ class Machine {
   bool shadows_ = false;                        // thread classes run (o_.thread_classes, symbolic, > 1 thread)
   std::vector<std::vector<std::int64_t>> shifts_;  // shift id -> shift per tensor slot (trailing zeros cut); 0: none
   std::map<std::vector<std::int64_t>, std::uint32_t> shift_ids_;
+  std::vector<std::uint32_t> shift_moves_;      // per shift id: how many tensors it moves
   std::vector<std::uint32_t> slot_of_name_;     // the context's tensor name id -> slot (kNone: none yet)
   std::vector<std::string> slot_names_;         // slot -> tensor name
   std::unordered_map<std::uint64_t, std::uint32_t> materialized_;  // (h << 32 | sid) -> the float's handle

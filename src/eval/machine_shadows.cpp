@@ -47,6 +47,7 @@ void Machine<D>::setup_shadows() {
   shadows_ = o_.thread_classes && n_ > 1;
   if (!shadows_) return;
   shifts_.assign(1, {});
+  shift_moves_.assign(1, 0);
   shadow_index_.assign(p_.code.size(), kNone);
   for (std::uint32_t pc = 0; pc < p_.code.size(); ++pc) {
     const Instr& in = p_.code[pc];
@@ -84,6 +85,7 @@ std::uint32_t Machine<D>::intern_shift(std::vector<std::int64_t>& v) {
   if (it != shift_ids_.end()) return it->second;
   const std::uint32_t id = std::uint32_t(shifts_.size());
   shifts_.push_back(v);
+  shift_moves_.push_back(std::uint32_t(v.size() - std::size_t(std::count(v.begin(), v.end(), 0))));
   shift_ids_.emplace(v, id);
   return id;
 }
@@ -161,7 +163,7 @@ static bool symbol_free_leaf(const ExprContext& c, Expr e) {
 
 template <class D>
 bool Machine<D>::match_entry(const ShadowEntry& e, const Framed* x, std::size_t n, std::uint32_t hint,
-                             std::uint32_t* sid) {
+                             std::uint32_t* sid, bool frame) {
   const ExprContext& c = d_.context();
   std::uint32_t whole = kNone;                 // a source's whole shift
   std::uint32_t slots[3], nparts = 0;          // symbols' parts of it
@@ -196,7 +198,18 @@ bool Machine<D>::match_entry(const ShadowEntry& e, const Framed* x, std::size_t 
     *sid = whole;
     return true;
   }
-  if (fits(hint)) {  // mostly the shift of the thread's previous match: no vector to make
+  // Mostly the shift of the thread's previous match: no vector to make.
+  // Only a hint that moves no other tensor (unless it is the frame of the
+  // chain being followed, whose sum holds its other tensors): the shift
+  // of a value names the tensors it moves and no more, so that threads
+  // that hold one value hold it alike (a same-value write compares shifts).
+  std::uint32_t moved = 0;
+  for (std::uint32_t j = 0; j < nparts; ++j) {
+    bool again = false;
+    for (std::uint32_t q = 0; q < j; ++q) again = again || slots[q] == slots[j];
+    moved += !again && parts[j] != 0;
+  }
+  if ((frame || shift_moves_[hint] == moved) && fits(hint)) {
     *sid = hint;
     return true;
   }
@@ -331,7 +344,7 @@ bool Machine<D>::shadow_chain_step(std::uint32_t t, const Instr& in, const Chain
   if (link.first || st.follow) {
     std::uint32_t sid = 0;
     const std::uint32_t hint = link.first ? last_sid_[t] : st.sid;
-    if (e && e->prev == prev && match_entry(*e, x, n, hint, &sid) && (link.first || sid == st.sid) &&
+    if (e && e->prev == prev && match_entry(*e, x, n, hint, &sid, !link.first) && (link.first || sid == st.sid) &&
         (!link.last || e->r != kNoKey)) {
       st.active = st.follow = st.pure = true;
       st.sid = last_sid_[t] = sid;
