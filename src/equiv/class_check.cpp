@@ -358,7 +358,10 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
     if (!reading_notes[i].message.empty() && (read[i] || (dl.constant_readings[i].ln2_power == 0 && !all_proved)))
       r.notes.push_back(reading_notes[i]);
-  r.stats.comparisons = pairs.size();
+  // A shard reports its share of the plan's comparisons, which merge checks
+  // against the plan; a whole check, the questions it decided (thread
+  // classes make many comparisons one question).
+  r.stats.comparisons = sharded ? mine.size() : pairs.size();
   r.stats.outputs_compared = elements;
   // What was proved is counted even when the verdict is not "equivalent": a
   // user reads "1024 of 1088 proved" as where the trouble is.
