@@ -93,6 +93,8 @@ struct DecideLimits {
   // check_equivalence with "ctas": "all": CTA classes and sharding
   // (RunLimits::cta_classes, shard_index, shard_count).
   bool cta_classes = true;
+  // RunLimits::thread_classes.
+  bool thread_classes = true;
   unsigned shard_index = 0, shard_count = 1;
   // Constants of the two kernels read as exact products inside exponents,
   // after the known_constants() table (read_rounded_constants;

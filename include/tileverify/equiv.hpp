@@ -322,6 +322,8 @@ struct RunLimits {
   // "ctas": "all": run one CTA per class of CTAs that run the same code on
   // translated data (docs/architecture.md, "CTA classes"); off: every CTA.
   bool cta_classes = true;
+  // RunOptions::thread_classes for every symbolic run (--no-thread-classes: off).
+  bool thread_classes = true;
   // --shard index/count: with "ctas": "all", this check is shard `index` (0
   // to count - 1) of `count` that together check the whole grid: each runs
   // the classes of both grids, then only its share of the comparisons (and

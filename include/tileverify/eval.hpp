@@ -318,6 +318,15 @@ struct RunOptions {
   // Internal (CTA classes): the run records how it moves with the CTA index
   // into this log. Null: not recorded.
   CtaAffineLog* cta_affine = nullptr;
+  // Thread classes (the symbolic domain): a thread whose float operation
+  // is the first thread's at the same visit of the instruction with its
+  // inputs renamed holds that thread's result and the renaming, instead of
+  // building its own expression (docs/evaluator.md, "Thread classes"). The
+  // results are the same reals either way; off: every thread builds its own.
+  bool thread_classes = true;
+  // Internal (CTA classes): outputs may stay renamings
+  // (RunResult::output_shifts) instead of being built out.
+  bool shadow_outputs = false;
 };
 
 struct RunStats {
@@ -346,6 +355,13 @@ struct RunResult {
   // Final contents of every Out/InOut tensor, by tensor name; an element
   // never written holds nullopt.
   std::map<std::string, std::vector<std::optional<Value>>> outputs;
+  // With RunOptions::shadow_outputs: element i of output T is outputs[T][i]
+  // with every input symbol of each tensor X moved by
+  // shift_vectors[output_shifts[T][i]][X] elements (index 0: the empty
+  // vector, no move; a tensor missing from a vector: 0). A tensor without
+  // an entry here has no moved element.
+  std::map<std::string, std::vector<std::uint32_t>> output_shifts;
+  std::vector<std::map<std::string, std::int64_t>> shift_vectors;
   // With RunOptions::record_touches: every tensor argument, by name.
   std::map<std::string, std::vector<Touch>> touches;
   RunStats stats;

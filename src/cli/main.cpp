@@ -448,6 +448,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   bool strict = false;
   bool no_symmetry = false;
+  bool no_thread_classes = false;
   const std::string timeout_help =
       "seconds for the whole check (reading, running, deciding); past it the check ends as unknown (exit 3). "
       "Default 300; 0: no limit; at most 1000000";
@@ -469,6 +470,9 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-symmetry", no_symmetry,
                   "with \"ctas\": \"all\", run every CTA of the grid instead of one per class of CTAs that run the "
                   "same code on translated data (slower; the verdict is the same)");
+    sub->add_flag("--no-thread-classes", no_thread_classes,
+                  "build every thread's own expressions instead of sharing one thread's among the threads that "
+                  "compute the same on renamed inputs (slower, more memory; the verdict is the same)");
     sub->add_option_function<std::string>("--cta", into(cta), "verify this CTA instead of the spec's, as x,y,z (missing components are 0)")
         ->type_name("x,y,z");
     sub->add_option_function<std::string>("--timeout", into(timeout_text), timeout_help)->type_name("SECONDS");
@@ -643,6 +647,7 @@ int main(int argc, char** argv) {
       limits.max_memory_bytes = max_memory;
       limits.grid_progress = grid_progress;
       limits.cta_classes = !no_symmetry;
+      limits.thread_classes = !no_thread_classes;
       limits.shard_index = shard_index;
       limits.shard_count = shard_count;
       // --timeout bounds the whole check, and also any one output.
@@ -667,6 +672,7 @@ int main(int argc, char** argv) {
     limits.max_memory_bytes = max_memory;
     limits.grid_progress = grid_progress;
     limits.cta_classes = !no_symmetry;
+    limits.thread_classes = !no_thread_classes;
     limits.shard_index = shard_index;
     limits.shard_count = shard_count;
     return tileverify::check(spec, limits);
@@ -716,6 +722,7 @@ int main(int argc, char** argv) {
       limits.deadline = deadline;
       limits.max_memory_bytes = max_memory;
       limits.cta_classes = !no_symmetry;
+      limits.thread_classes = !no_thread_classes;
       if (cta) loaded.spec->cta = cta_dims;
       e = tileverify::estimate_equivalence(*loaded.spec, limits);
     }

@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace tileverify::internal {
@@ -146,6 +148,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     // values, this run's would decide each one alike (docs/evaluator.md,
     // "One race check for both domains"): that verdict stands for both.
     if (!sharded || (!cl.same_value_writes && races_by_trace(programs[k]))) o.check_races = false;
+    o.shadow_outputs = true;
     auto res = run_program(programs[k], l, dom, o);
     r.stats.eval_seconds += since(t0);
     if (!res.diagnostics.empty()) {
@@ -158,12 +161,35 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
       return false;
     }
     cl.outputs = std::move(res.outputs);
+    cl.output_shifts = std::move(res.output_shifts);
+    cl.shift_vectors = std::move(res.shift_vectors);
     return true;
   };
-  auto value = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> Expr {
-    const auto& out = k.classes[cv.cls].outputs.at(name);
+  // The representative's output element as (handle, renaming): the value is
+  // the handle with its input symbols moved by the renaming (null: none;
+  // thread classes, RunResult::output_shifts).
+  using Shift = std::map<std::string, std::int64_t>;
+  auto framed = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> std::pair<Expr, const Shift*> {
+    const CtaClass& cl = k.classes[cv.cls];
+    const auto& out = cl.outputs.at(name);
     if (cv.elem >= out.size() || !out[cv.elem]) throw std::runtime_error("a class's output element has no value");
-    return *out[cv.elem];
+    auto it = cl.output_shifts.find(name);
+    if (it == cl.output_shifts.end() || cv.elem >= it->second.size() || it->second[cv.elem] == 0)
+      return {*out[cv.elem], nullptr};
+    return {*out[cv.elem], &cl.shift_vectors.at(it->second[cv.elem])};
+  };
+  std::map<std::pair<std::uint32_t, const Shift*>, Expr> built;  // framed values built out, once each
+  auto value = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> Expr {
+    const auto [h, s] = framed(k, cv, name);
+    if (!s) return h;
+    auto it = built.find({h.id, s});
+    if (it != built.end()) return it->second;
+    auto moved = c.shift_symbols({h}, [&](const std::string& t) {
+      auto at = s->find(t);
+      return at == s->end() ? std::int64_t(0) : at->second;
+    });
+    if (!moved) throw std::runtime_error("a thread-class output renames an input outside its tensor");
+    return built.emplace(std::make_pair(h.id, s), moved->front()).first->second;
   };
   // The CTA that wrote output element e of `name` (the cover's member, or
   // in a grid run the writer itself).
@@ -209,11 +235,84 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
       return r;
     }
   }
+  bool framed_outputs = false;
+  for (const KernelClasses* k : {&a, &b})
+    for (const CtaClass& cl : k->classes) framed_outputs = framed_outputs || !cl.output_shifts.empty();
+  // With thread classes, comparison j stands for the question
+  // rename(h_a, s_a + d - s_b) = h_b (its elements' values are h_a renamed by
+  // s_a and the member's shifts, h_b by s_b and its member's: apply the
+  // inverse of b's renaming to both sides); comparisons that ask the same
+  // question are decided once. Question q: pairs[q], first asked by
+  // comparison mine[asker[q]], for `weight[q]` elements in all.
+  std::vector<std::size_t> asker;
+  std::vector<std::uint64_t> weight;
+  std::vector<std::pair<Expr, Expr>> pairs;
+  if (framed_outputs) {
+    std::map<std::tuple<std::uint32_t, std::uint32_t, Shift>, std::size_t> asked;
+    std::map<Shift, std::vector<std::size_t>> by_shift;  // questions by their renaming
+    std::vector<Expr> hb_of, ha_of;
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      if (j % 4096 == 0 && past(limits->deadline)) {
+        time_ran_out(r, "while pairing the thread classes' outputs for the comparisons");
+        return r;
+      }
+      const Comparison& o = pl.comparisons[mine[j]];
+      const auto [ha, sa] = framed(a, o.ca, o.name);
+      const auto [hb, sb] = framed(b, o.cb, o.name);
+      Shift d;
+      for (std::size_t i = 0; i < pl.tensors.size(); ++i) d[pl.tensors[i]] += o.d[i];
+      if (sa)
+        for (const auto& [t, x] : *sa) d[t] += x;
+      if (sb)
+        for (const auto& [t, x] : *sb) d[t] -= x;
+      for (auto it = d.begin(); it != d.end();) it = it->second == 0 ? d.erase(it) : std::next(it);
+      auto [it, fresh] = asked.emplace(std::make_tuple(ha.id, hb.id, d), ha_of.size());
+      if (fresh) {
+        ha_of.push_back(ha);
+        hb_of.push_back(hb);
+        by_shift[d].push_back(it->second);
+        asker.push_back(j);
+        weight.push_back(0);
+      }
+      weight[it->second] += o.elements;
+    }
+    pairs.resize(ha_of.size());
+    for (const auto& [d, qs] : by_shift) {
+      if (past(limits->deadline)) {
+        time_ran_out(r, "while renaming the thread classes' outputs for the comparisons");
+        return r;
+      }
+      std::vector<Expr> roots;
+      for (std::size_t q : qs) roots.push_back(ha_of[q]);
+      const auto moved = c.shift_symbols(roots, [&](const std::string& t) {
+        auto at = d.find(t);
+        return at == d.end() ? std::int64_t(0) : at->second;
+      });
+      for (std::size_t i = 0; i < qs.size(); ++i) {
+        if (moved) {
+          pairs[qs[i]] = {(*moved)[i], hb_of[qs[i]]};
+          continue;
+        }
+        // Moved below element 0: the question at a real element, each side
+        // built out at its place.
+        const Comparison& o = pl.comparisons[mine[asker[qs[i]]]];
+        const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
+        if (!x || !y) throw std::runtime_error("an output element's inputs leave the index range");
+        pairs[qs[i]] = {*x, *y};
+      }
+    }
+  } else {
+    pairs.resize(mine.size());
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      asker.push_back(j);
+      weight.push_back(pl.comparisons[mine[j]].elements);
+    }
+  }
   // The reference's side of each comparison, moved by d: one renaming per
   // (class, d) for all the outputs it moves.
-  std::vector<std::pair<Expr, Expr>> pairs(mine.size());
   std::map<std::pair<std::uint32_t, std::vector<std::int64_t>>, std::vector<std::size_t>> groups;
-  for (std::size_t j = 0; j < mine.size(); ++j) groups[{pl.comparisons[mine[j]].ca.cls, pl.comparisons[mine[j]].d}].push_back(j);
+  if (!framed_outputs)
+    for (std::size_t j = 0; j < mine.size(); ++j) groups[{pl.comparisons[mine[j]].ca.cls, pl.comparisons[mine[j]].d}].push_back(j);
   std::size_t group = 0;
   for (const auto& [g, members] : groups) {
     // Each group renames a representative's outputs: in a grid whose CTAs
@@ -282,13 +381,16 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   for (std::size_t j = 0; j < ds.size(); ++j) {
     for (std::size_t i : ds[j].constants_read) read[i] = true;
     all_proved = all_proved && ds[j].proved();
-    elements += pl.comparisons[mine[j]].elements;
-    if (ds[j].proved()) proved += pl.comparisons[mine[j]].elements;
+    elements += weight[j];
+    if (ds[j].proved()) proved += weight[j];
   }
   for (std::size_t i = 0; i < read.size() && i < reading_notes.size(); ++i)
     if (!reading_notes[i].message.empty() && (read[i] || (dl.constant_readings[i].ln2_power == 0 && !all_proved)))
       r.notes.push_back(reading_notes[i]);
-  r.stats.comparisons = mine.size();
+  // A shard reports its share of the plan's comparisons, which merge checks
+  // against the plan; a whole check, the questions it decided (thread
+  // classes make many comparisons one question).
+  r.stats.comparisons = sharded ? mine.size() : pairs.size();
   r.stats.outputs_compared = elements;
   // What was proved is counted even when the verdict is not "equivalent": a
   // user reads "1024 of 1088 proved" as where the trouble is.
@@ -300,7 +402,7 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
     if (!refuted && r.mismatch) continue;
     // The evidence at a real element: both values there, decided again (the
     // comparison's inputs were renamed).
-    const Comparison& o = pl.comparisons[mine[j]];
+    const Comparison& o = pl.comparisons[mine[asker[j]]];
     const std::optional<Expr> x = real(a, o.ca, o.name), y = real(b, o.cb, o.name);
     Decision d = ds[j];
     if (x && y && refuted) d = decide_equal(c, *x, *y, dl);

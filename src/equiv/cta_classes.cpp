@@ -42,6 +42,7 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
   std::vector<std::uint32_t> cls(total, Cover::kNoClass);
   RunOptions opts = run_options(limits);
   opts.record_touches = true;
+  opts.shadow_outputs = true;  // class_check renames outputs anyway: thread-class outputs stay renamings
   std::uint64_t done = 0;
   auto out_of_time = [&](const std::string& doing) {
     Diagnostic d;
@@ -107,7 +108,11 @@ KernelClasses run_classes(const Program& p, Launch l, Domain& dom, const RunLimi
       c.shifts.push_back(c.log->element_shifts(m));
     }
     done += c.members.size();
-    if constexpr (std::is_same<Domain, SymbolicDomain>::value) c.outputs = std::move(run.outputs);
+    if constexpr (std::is_same<Domain, SymbolicDomain>::value) {
+      c.outputs = std::move(run.outputs);
+      c.output_shifts = std::move(run.output_shifts);
+      c.shift_vectors = std::move(run.shift_vectors);
+    }
     for (const auto& [name, ts] : run.touches) {
       ClassTouches& ct = c.touches[name];
       ct.elements = ts.size();

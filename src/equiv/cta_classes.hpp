@@ -31,6 +31,10 @@ struct ClassTouches {
 struct CtaClass {
   std::unique_ptr<CtaAffineLog> log;  // the representative's run: log->cta() is the representative
   std::map<std::string, std::vector<std::optional<Expr>>> outputs;  // the representative's
+  // Its outputs that are renamings of the handle in `outputs` (thread
+  // classes: RunResult::output_shifts and shift_vectors); empty: none.
+  std::map<std::string, std::vector<std::uint32_t>> output_shifts;
+  std::vector<std::map<std::string, std::int64_t>> shift_vectors;
   std::map<std::string, ClassTouches> touches;                       // the representative's
   std::vector<Dim3> members;                                         // grid order; the representative first
   // Per member: how many elements each global tensor moves (element_shifts).

@@ -106,6 +106,7 @@ RunOptions run_options(const RunLimits& l) {
   o.max_memory_bytes = l.max_memory_bytes ? l.max_memory_bytes : default_memory_budget();
   o.max_steps = l.max_steps;
   o.strict = l.strict;
+  o.thread_classes = l.thread_classes;
   return o;
 }
 RunLimits run_limits(const DecideLimits& d) {
@@ -115,6 +116,7 @@ RunLimits run_limits(const DecideLimits& d) {
   l.grid_progress = d.grid_progress;
   l.strict = d.strict;
   l.cta_classes = d.cta_classes;
+  l.thread_classes = d.thread_classes;
   l.shard_index = d.shard_index;
   l.shard_count = d.shard_count;
   return l;

@@ -39,7 +39,11 @@ namespace tileverify::machine {
 // as mma.sync and ldmatrix fragments hold them.
 // Data: an integer that depends on integer tensor data, held in f as a domain
 // value over the integers (no wraparound, as floats have no rounding).
-enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair, Data };
+// Shadow (the symbolic domain's thread classes, machine_shadows.cpp): the
+// float f with every input symbol of tensor T moved by shift vector i's
+// entry for T. Only the paths that know shadows see one: operand(),
+// read_cell() and as_float() hand every other reader the float it denotes.
+enum class VKind : std::uint8_t { Undef, Int, Float, Ptr, Cond, Pair, Data, Shadow };
 
 template <class V>
 struct Val {
@@ -98,7 +102,20 @@ class Machine {
   void fill_value(Memory<V>& m, const TensorArg& ta);
   // Cell c's value for a read: makes its input symbol first if it is still
   // to be made (see fill_inputs). Every read of a cell goes through here.
+  // A shadow in the cell is replaced by the float it denotes (the same
+  // value), so that no reader but read_cell_keep's callers sees one.
   const Val<V>& read_cell(Memory<V>& m, std::size_t c) {
+    Val<V>& v = m.cells[c];
+    if constexpr (kLazyInputs) {
+      if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
+        v.f = v.kind == VKind::Data ? d_.int_input(m.name, m.element_of(c)) : d_.input(m.name, m.element_of(c));
+      if (__builtin_expect(v.kind == VKind::Shadow, 0)) materialize(v);
+    }
+    return v;
+  }
+  // read_cell for the accesses that carry shadows (ld of a whole cell, the
+  // outputs of a run that keeps them).
+  const Val<V>& read_cell_keep(Memory<V>& m, std::size_t c) {
     Val<V>& v = m.cells[c];
     if constexpr (kLazyInputs) {
       if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
@@ -280,8 +297,13 @@ class Machine {
     Val<V> v;
     switch (o.kind) {
       case Operand::Kind::Reg: {
-        const Val<V>& r = reg(t, o.index);
+        Val<V>& r = reg(t, o.index);
         if (r.kind == VKind::Undef) return mark_undefined(t, o.index);
+        if constexpr (kMemo) {
+          // The register keeps the float from now on: one renaming, however
+          // often it is read.
+          if (__builtin_expect(r.kind == VKind::Shadow, 0)) materialize(r);
+        }
         return r;
       }
       case Operand::Kind::Int:
@@ -338,11 +360,18 @@ class Machine {
     fail(DiagKind::Unsupported, t, "missing operand");
   }
 
+  // operand(), except that a shadow comes back as it is when `keep` (a
+  // store of a whole cell: memory holds it as a register does).
+  Val<V> operand_keep(std::uint32_t t, const Operand& o, bool keep) {
+    if (keep && o.kind == Operand::Kind::Reg && reg(t, o.index).kind == VKind::Shadow) return reg(t, o.index);
+    return operand(t, o);
+  }
+
   static std::int64_t wrap(std::int64_t v, DType t) { return wrap_int(v, t); }
 
   std::int64_t as_int(std::uint32_t t, const Val<V>& v, const char* what) {
     if (v.kind == VKind::Int) return v.i;
-    if (v.kind == VKind::Float)
+    if (v.kind == VKind::Float || v.kind == VKind::Shadow)
       fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data (a float used as an integer)");
     if (v.kind == VKind::Cond) fail(DiagKind::NotStructured, t, std::string(what) + " depends on tensor data");
     if (v.kind == VKind::Data) fail(DiagKind::NotStructured, t, std::string(what) + " depends on integer tensor data");
@@ -359,6 +388,9 @@ class Machine {
 
   V as_float(std::uint32_t t, const Val<V>& v, DType type) {
     if (v.kind == VKind::Float) return v.f;
+    if constexpr (kMemo) {
+      if (v.kind == VKind::Shadow) return V{materialized(v.f.id, std::uint32_t(v.i))};
+    }
     if (v.kind == VKind::Int) {  // raw bits of a float constant (mov.b32 %f, 0x3f800000)
       if (__builtin_expect(v.aff != 0, 0)) affine_break(t, "the bits of a float depend on the CTA index");
       if (std::optional<V> x = from_bits(std::uint64_t(v.i), type)) return *x;
@@ -494,10 +526,11 @@ class Machine {
   [[noreturn]] void bad_bytes(const Reader& r, const Memory<V>& m, std::size_t c, const std::string& what);
   // A read of `width` bytes from cell c by thread t at pc, race-checked;
   // Undef when some byte was never written (noted as such).
-  Val<V> read(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, std::uint32_t pc) {
+  // keep: a shadow in the cell comes back as it is (ld).
+  Val<V> read(std::uint32_t t, Memory<V>& m, std::size_t c, std::size_t width, std::uint32_t pc, bool keep = false) {
     if (width == m.g && !(m.cells[c].tag & kSliceBits)) {
       check_read(t, m, c, pc);
-      return read_cell(m, c);
+      return keep ? read_cell_keep(m, c) : read_cell(m, c);
     }
     return read_slow(t, m, c, width, pc);
   }
@@ -669,6 +702,13 @@ class Machine {
   struct ChainState {
     ExprContext::RunningSum sum;
     bool active = false;  // the members so far went into sum
+    // Thread classes (shadow_chain_step): following entries (sum unused;
+    // path says which), or summing in the frame of shift sid; pure: every
+    // member so far either followed or made the entry of its visit, so the
+    // sum is the one those entries describe.
+    bool follow = false, pure = false;
+    std::uint32_t sid = 0;
+    std::vector<std::uint64_t> path;  // the entries of this pass's members
   };
 
   static bool chain_candidate(const Instr& in);
@@ -695,6 +735,74 @@ class Machine {
                         std::uint32_t k3) const;
   void memo_reserve(std::size_t cap);
   bool memo_compute(std::uint32_t t, const Instr& in);
+
+  // ------------------------------------------------------------ thread classes
+  // Floats as shadows of another thread's (machine_shadows.cpp, the symbolic
+  // domain only; evaluator.md, "Thread classes").
+  // The entry of the first thread to run a float operation at (pc, visit):
+  // its sources' and result's handles in its own frame (k: kNoKey where
+  // unused; r: kNoKey for a chain member that is not its chain's last) and,
+  // for a chain member, the entry its thread ran before in the same pass
+  // (kNoEntry: none), so that a pass is followed along one thread's path.
+  static constexpr std::uint64_t kNoEntry = UINT64_MAX;
+  struct ShadowEntry {
+    std::uint32_t k[3];
+    std::uint32_t r;
+    std::uint64_t prev;
+  };
+  // A source as (handle, shift id): a float (shift 0) or a shadow.
+  struct Framed {
+    std::uint32_t h, sid;
+  };
+  void setup_shadows();
+  bool shadow_source(std::uint32_t t, const Operand& o, Framed* out);
+  std::uint32_t slot_of_tensor(std::uint32_t name_id, const std::string& name);
+  std::int64_t shift_at(std::uint32_t sid, std::uint32_t slot) const {
+    const std::vector<std::int64_t>& v = shifts_[sid];
+    return slot < v.size() ? v[slot] : 0;
+  }
+  std::uint32_t intern_shift(std::vector<std::int64_t>& v);
+  // The handle of the float that (h, sid) denotes (made once, then cached).
+  std::uint32_t materialized(std::uint32_t h, std::uint32_t sid);
+  // v (a shadow) as the float it denotes. (Defined in machine_shadows.cpp:
+  // the other domains' explicit instantiations must not make it.)
+  void materialize(Val<V>& v);
+  void set_framed(std::uint32_t t, std::uint32_t r, std::uint32_t h, std::uint32_t sid);
+  // The shift under which sources x (n of them) are entry e's sources; false: they are not.
+  // frame: hint is the frame of the chain being followed, taken whenever it fits.
+  bool match_entry(const ShadowEntry& e, const Framed* x, std::size_t n, std::uint32_t hint, std::uint32_t* sid,
+                   bool frame = false);
+  // x in the frame of shift sid (base[i]: the handle whose renaming by sid is x[i]); false: some is not.
+  bool rebase(const Framed* x, std::size_t n, std::uint32_t sid, std::uint32_t* base);
+  // The entry of thread t's visit of pc (null: none yet), counting the visit; *id: where it is or goes.
+  ShadowEntry* shadow_visit(std::uint32_t t, std::uint32_t pc, std::uint64_t* id);
+  bool shadow_lead(std::uint64_t id) const {
+    return std::uint32_t(id) == shadow_entries_[id >> 32].size() && shadow_entry_count_ < kShadowEntryCap;
+  }
+  void shadow_put(std::uint64_t id, const ShadowEntry& e) {
+    shadow_entries_[id >> 32].push_back(e);
+    ++shadow_entry_count_;
+  }
+  bool shadow_compute(std::uint32_t t, const Instr& in);
+  bool shadow_chain_step(std::uint32_t t, const Instr& in, const ChainLink& link);
+  // A pass that followed entries: its running sum in their frame, made from them.
+  void shadow_replay(ChainState& st);
+  void collect_shadows(RunResult<D>& r);
+
+  static constexpr std::size_t kShadowEntryCap = std::size_t(1) << 22;
+  bool shadows_ = false;                        // thread classes run (o_.thread_classes, symbolic, > 1 thread)
+  std::vector<std::vector<std::int64_t>> shifts_;  // shift id -> shift per tensor slot (trailing zeros cut); 0: none
+  std::map<std::vector<std::int64_t>, std::uint32_t> shift_ids_;
+  std::vector<std::uint32_t> shift_moves_;      // per shift id: how many tensors it moves
+  std::vector<std::uint32_t> slot_of_name_;     // the context's tensor name id -> slot (kNone: none yet)
+  std::vector<std::string> slot_names_;         // slot -> tensor name
+  std::unordered_map<std::uint64_t, std::uint32_t> materialized_;  // (h << 32 | sid) -> the float's handle
+  std::vector<std::uint32_t> shadow_index_;     // per pc: its index among the float operations (kNone: not one)
+  std::uint32_t shadow_pcs_ = 0;
+  std::vector<std::uint32_t> shadow_visits_;    // per thread and float operation: visits so far
+  std::vector<std::vector<ShadowEntry>> shadow_entries_;  // per float operation, per visit
+  std::size_t shadow_entry_count_ = 0;
+  std::vector<std::uint32_t> last_sid_;         // per thread: the shift of its last matched entry (a first guess)
 
   // set(t, r, float_val(x)), field by field: building the value on the stack
   // and copying it whole stalls on store forwarding.

@@ -35,7 +35,19 @@ void Machine<D>::compute(std::uint32_t t, const Instr& in) {
   if constexpr (kMemo) {
     if (!chain_of_.empty()) {
       const ChainLink& link = chain_of_[std::size_t(&in - p_.code.data())];
-      if (link.chain != kNone && chain_step(t, in, link)) return;
+      if (link.chain != kNone && (shadows_ ? shadow_chain_step(t, in, link) : chain_step(t, in, link))) return;
+    }
+    if (shadows_) {
+      if (shadow_compute(t, in)) return;
+      // A move of a whole shadow (mov, or a cvt between float formats, the
+      // identity on reals) moves it as it is.
+      if (in.src.size() == 1 && in.dst.size() == 1 && in.src[0].kind == Operand::Kind::Reg &&
+          reg(t, in.src[0].index).kind == VKind::Shadow &&
+          (in.op == Opcode::Mov || (in.op == Opcode::Cvt && dtype_is_float(in.type) && dtype_is_float(in.src_type) &&
+                                    !in.saturate && in.mode != 1))) {
+        reg(t, in.dst[0]) = reg(t, in.src[0].index);
+        return;
+      }
     }
     // One thread has no other thread to follow: its repeats are the
     // context's to find.

@@ -217,6 +217,7 @@ std::string Machine<D>::origin(const Memory<V>& m, std::size_t c) const {
   const std::size_t bytes = std::size_t(tag_parts(x.tag)) << m.gshift;
   std::string kind = "16-bit float";
   switch (x.kind) {
+    case VKind::Shadow:  // a float of 4 or 8 bytes
     case VKind::Float:  // a float's width says its format, but for f16 / bf16: the store's or the tensor's type
       if (bytes == 4 || bytes == 8)
         kind = bytes == 4 ? "f32" : "f64";
@@ -367,7 +368,7 @@ void Machine<D>::load(std::uint32_t t, const Instr& in) {
   check_vector(t, m, a, width, in.dst.size());
   for (std::size_t k = 0; k < in.dst.size(); ++k) {
     const std::size_t c = cell(t, a, k, width, false);
-    Val<V> v = read(t, m, c, width, pc);
+    Val<V> v = read(t, m, c, width, pc, true);  // a shadow stays one (machine_shadows.cpp)
     if (v.kind == VKind::Undef && m.per_thread) v = unset_local(t, m, c);
     if (__builtin_expect(slot_t_ == t, 0) && slot_now(t)) {
       // What a slot holds depends on which thread took it.
@@ -456,7 +457,7 @@ void Machine<D>::store(std::uint32_t t, const Instr& in) {
   check_vector(t, m, a, width, in.src.size() - 1);
   for (std::size_t k = 1; k < in.src.size(); ++k) {
     const std::size_t c = cell(t, a, k - 1, width, true);
-    Val<V> v = operand(t, in.src[k]);
+    Val<V> v = operand_keep(t, in.src[k], width == m.g);
     if (__builtin_expect(slot_t_ == t, 0) && slot_now(t)) {
       // Which slot holds this value depends on which thread took which slot.
       v.sched = std::max(v.sched, pc + 1);

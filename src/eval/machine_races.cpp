@@ -239,6 +239,9 @@ bool Machine<D>::same_value(const Val<V>& a, const Val<V>& b) const {
     case VKind::Ptr: return a.buf == b.buf && a.i == b.i;
     case VKind::Cond: return a.cmp == b.cmp && D::same(a.f, b.f) && D::same(a.g, b.g);
     case VKind::Undef: return false;
+    // The same handle and renaming: the same value. Conservative, as for
+    // floats: a shadow and the float it denotes count as different.
+    case VKind::Shadow: return a.f == b.f && a.i == b.i;
   }
   return false;
 }

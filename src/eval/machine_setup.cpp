@@ -58,7 +58,10 @@ void Machine<D>::setup() {
   budget_ = o_.max_memory_bytes ? o_.max_memory_bytes : UINT64_MAX;
   reserve("the registers (" + std::to_string(r_) + " per thread)", std::uint64_t(n_) * r_, sizeof(Val<V>));
   reserve("the vector clocks of the race check", std::uint64_t(n_) * n_, sizeof(std::uint32_t));
-  if constexpr (kMemo) find_chains();
+  if constexpr (kMemo) {
+    find_chains();
+    setup_shadows();
+  }
   regs_.assign(std::size_t(n_) * r_, Val<V>{});
   constant_values_.assign(p_.constants.size(), V{});
   constant_made_.assign(p_.constants.size(), 0);

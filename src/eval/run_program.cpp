@@ -86,22 +86,39 @@ void Machine<D>::collect(RunResult<D>& r) {
     auto& out = r.outputs[m.name];
     out.resize(elements);
     const unsigned down = m.ushift - m.gshift;  // a tensor's granule only ever shrinks from its dtype's size
+    // Shadows stay shadows only for a caller that asked (CTA classes);
+    // read_cell builds every other one out.
+    const bool keep = o_.shadow_outputs && shadows_;
+    std::vector<std::uint32_t>* sids = nullptr;
     for (std::size_t e = 0; e < elements; ++e) {
       const std::size_t c = e << down;
       Val<V> v;
       if (down == 0 && !m.cells.made(c)) {
         // An element the run never touched (most of a large tensor when one
-        // CTA of the grid ran): its initial value, made without its page.
+        // CTA of the grid ran): its initial value, made without its page
+        // (never a shadow: only a store makes one).
         v = m.cells.peek(c);
         if constexpr (kLazyInputs)
           if (m.lazy_inputs && !v.f.valid() && (v.kind == VKind::Float || v.kind == VKind::Data))
             v.f = v.kind == VKind::Data ? d_.int_input(m.name, e) : d_.input(m.name, e);
       } else {
         v = down == 0 && !(m.cells[c].tag & kSliceBits)
-                ? read_cell(m, c)
+                ? (keep ? read_cell_keep(m, c) : read_cell(m, c))
                 : join(Reader{kNone, m.unit, "read", std::uint64_t(e) << m.ushift}, m, c, m.unit);
       }
       if (v.sched) schedule_dependent(kNone, v.sched, "output " + m.name + "[" + std::to_string(e) + "]");
+      if constexpr (kMemo) {
+        if (v.kind == VKind::Shadow) {
+          if (!sids) {
+            sids = &r.output_shifts[m.name];
+            sids->assign(elements, 0);
+            collect_shadows(r);
+          }
+          (*sids)[e] = std::uint32_t(v.i);
+          out[e] = v.f;
+          continue;
+        }
+      }
       if (v.kind == VKind::Float || v.kind == VKind::Data)
         out[e] = v.f;
       else if (v.kind == VKind::Int && dtype_is_float(m.dtype) && from_bits(std::uint64_t(v.i), m.dtype))
