@@ -180,7 +180,10 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
   };
   std::map<std::pair<std::uint32_t, const Shift*>, Expr> built;  // framed values built out, once each
   auto value = [&](const KernelClasses& k, const Cover& cv, const std::string& name) -> Expr {
-    const auto [h, s] = framed(k, cv, name);
+    // Named, not a structured binding: C++17 lambdas cannot capture one.
+    const std::pair<Expr, const Shift*> fr = framed(k, cv, name);
+    const Expr h = fr.first;
+    const Shift* s = fr.second;
     if (!s) return h;
     auto it = built.find({h.id, s});
     if (it != built.end()) return it->second;
@@ -277,7 +280,9 @@ std::optional<Report> class_check(const Spec& spec, const RunLimits& run, const 
       weight[it->second] += o.elements;
     }
     pairs.resize(ha_of.size());
-    for (const auto& [d, qs] : by_shift) {
+    for (const auto& entry : by_shift) {
+      const auto& d = entry.first;  // not a structured binding: C++17 lambdas cannot capture one
+      const auto& qs = entry.second;
       if (past(limits->deadline)) {
         time_ran_out(r, "while renaming the thread classes' outputs for the comparisons");
         return r;
